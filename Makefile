@@ -1,0 +1,25 @@
+# The two commands a newcomer needs (see README): `make demo` and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e ".[train,dev]"
+	touch $@
+
+.PHONY: setup demo test bench lint
+setup: $(VENV)/.installed
+
+demo: setup
+	$(PY) -m c8env.demo --players 2 --rules standard --seed 7
+
+test: setup
+	$(PY) -m pytest -q -n 2
+
+bench: setup
+	$(PY) -m c8env.bench engine
+
+lint: setup
+	$(VENV)/bin/ruff check c8env tests

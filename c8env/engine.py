@@ -1,0 +1,784 @@
+"""The rules engine: a pure, seeded Crazy Eights state machine (no PettingZoo, no torch).
+
+Hands are pairs of 52-bit sets (cards held at least once, cards held twice), so
+one or two decks need no special case and legal moves are a few integer
+operations. Play is driven by an explicit phase:
+
+- ``PLAY``: the player to act plays a card, draws, passes or calls stop;
+- ``DECLARE``: the player who just played a wild card (or the dealer, under
+  ``starter_wild: dealer_declares``) names the suit to follow;
+- ``ANNOUNCE``: under ``last_card_call``, the player left with one card
+  announces "last card" (or passes, and draws the penalty);
+- ``OVER``: the hand has ended; :meth:`State.next_hand` deals the next hand of a
+  match.
+
+Action ids (one ``Discrete(60)`` space for every variant):
+
+====== =========================================================================
+id     action
+====== =========================================================================
+0-51   play the card with this id (with two decks, either copy)
+52-55  declare suit C, D, H, S
+56     draw one card (under a pending draw penalty: take the whole penalty)
+57     pass (in ``ANNOUNCE``: decline to announce, taking the penalty)
+58     announce "last card"
+59     call "stop"
+====== =========================================================================
+
+Decisions where RULES.md leaves a detail open (also listed in the README):
+
+- A hand ends the moment a player plays his last card, even a wild card (no suit
+  is declared) and even under ``last_card_call`` (nothing to announce).
+- A draw penalty is owed by the next player, who may answer with a legally
+  matching card that has a draw effect (never with his own wild card) or take
+  the whole penalty (``DRAW``), which ends his turn. If the stock runs out while a
+  penalty is drawn, it is refilled under ``reshuffle``; the rest of the penalty is
+  forgiven when it cannot be; under ``stock_exhausted: end`` the hand ends there.
+  A penalty turn that drew nothing counts as a pass for the blocked-hand rule.
+- Under ``stock_exhausted: end`` a pass made because the stock is empty (the
+  draw limit not yet reached) ends the hand, scored as blocked.
+- A new hand starts clockwise; the first player is the dealer's left-hand
+  neighbour, the seat after the dealer.
+- Countdown: a card is wild for the player whose count names its rank (count k =
+  rank index k-1: 8, 7, ..., A) and a normal card for the others; a starter that
+  is anybody's wild card counts as wild (buried, or declared by the dealer). The
+  countdown ends the match (it replaces ``match_target`` and ``match_hands``).
+- Sudden death: after a match's regular end, when the best total is tied, whole
+  hands (all players) are played until one player's total is strictly best.
+- The wild starter is buried in the middle of the stock (position len // 2).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from c8env.cards import (
+    ALL_CARDS_MASK,
+    NUM_CARDS,
+    NUM_RANKS,
+    RANK_MASKS,
+    RANKS,
+    SUIT_MASKS,
+    SUITS,
+    card_text,
+    iter_bits,
+    parse_card,
+    parse_rank,
+    parse_suit,
+)
+from c8env.rules import ANY_NEXT, DRAW_EFFECT, REVERSE, SKIP, RuleSet, load_rules
+
+NUM_ACTIONS = 60
+DECLARE_BASE = 52
+DRAW = 56
+PASS = 57
+ANNOUNCE = 58
+STOP = 59
+
+PLAY, DECLARE, ANNOUNCE_PHASE, OVER = 0, 1, 2, 3
+PHASE_NAMES = ("play", "declare", "announce", "over")
+ANY_SUIT = 4
+MIN_PLAYERS, MAX_PLAYERS = 2, 7
+
+_DECLARE_ACTIONS = (52, 53, 54, 55)
+_ANNOUNCE_ACTIONS = (PASS, ANNOUNCE)
+_STATE_KEYS = (
+    "num_players", "hands", "stock", "discard", "current_player", "dealer", "suit_to_follow", "rank_to_follow",
+    "direction", "phase", "pending_draw", "draws_this_turn", "passes", "scores", "hands_played", "countdown",
+    "voids", "winner",
+)
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in the current state (the state is left unchanged)."""
+
+
+def action_text(action: int) -> str:
+    """Human-readable name of an action id, e.g. ``play 8H``, ``declare S``, ``draw``."""
+    if 0 <= action < NUM_CARDS:
+        return f"play {card_text(action)}"
+    if DECLARE_BASE <= action < DECLARE_BASE + 4:
+        return f"declare {SUITS[action - DECLARE_BASE]}"
+    return {DRAW: "draw", PASS: "pass", ANNOUNCE: "announce last card", STOP: "stop"}.get(action, f"<{action}>")
+
+
+def check_num_players(num_players: Any) -> int:
+    """Validate a player count (2-7)."""
+    if not isinstance(num_players, (int, np.integer)) or isinstance(num_players, bool) or not (
+        MIN_PLAYERS <= num_players <= MAX_PLAYERS
+    ):
+        raise ValueError(f"num_players={num_players!r} is invalid; allowed: an int from 2 to 7")
+    return int(num_players)
+
+
+def _entropy(seed: Any) -> int:
+    if seed is None:
+        return int(np.random.SeedSequence().entropy)
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
+        return int(seed)
+    raise ValueError(f"seed={seed!r} is invalid; allowed: None or an int >= 0")
+
+
+class State:
+    """One position of a Crazy Eights match: the hand in play, the match scores and the rules.
+
+    Create with :meth:`new` (a seeded deal) or :meth:`from_dict`; advance with :meth:`apply`.
+    """
+
+    __slots__ = (
+        "rules", "num_players", "bits", "dups", "sizes", "stock", "discard", "current", "dealer", "suit", "rank",
+        "direction", "phase", "pending", "draws", "passes", "scores", "hands_played", "countdown", "voids",
+        "winner", "end_reason", "_entropy", "_reshuffles", "_follow", "_wild_masks", "_legal",
+    )
+
+    # ----- construction -----------------------------------------------------------------------------
+    @classmethod
+    def _blank(cls, rules: RuleSet, num_players: int, entropy: int) -> State:
+        s = cls.__new__(cls)
+        s.rules = rules
+        s.num_players = num_players
+        s.bits = [0] * num_players
+        s.dups = [0] * num_players
+        s.sizes = [0] * num_players
+        s.stock = []
+        s.discard = []
+        s.current = 0
+        s.dealer = 0
+        s.suit = 0
+        s.rank = -1
+        s.direction = 1
+        s.phase = PLAY
+        s.pending = 0
+        s.draws = 0
+        s.passes = 0
+        s.scores = [0] * num_players
+        s.hands_played = 0
+        s.countdown = [8] * num_players
+        s.voids = [0] * num_players
+        s.winner = None
+        s.end_reason = None
+        s._entropy = entropy
+        s._reshuffles = 0
+        s._follow = 0
+        s._legal = None
+        s._set_wild_masks()
+        return s
+
+    @classmethod
+    def new(cls, num_players: int = 2, rules: Any = "standard", seed: int | None = None) -> State:
+        """Deal the first hand of a match; the first dealer is drawn from ``seed``."""
+        num_players = check_num_players(num_players)
+        rules = load_rules(rules)
+        s = cls._blank(rules, num_players, _entropy(seed))
+        s._check_deal_fits()
+        rng = s._rng(0)
+        s.dealer = int(rng.integers(num_players))
+        s._deal(rng)
+        return s
+
+    def _rng(self, stream: int) -> np.random.Generator:
+        """Generator for this hand's deal (stream 0) or its k-th reshuffle (stream k)."""
+        return np.random.default_rng([self._entropy, self.hands_played, stream])
+
+    def _set_wild_masks(self) -> None:
+        if self.rules.countdown:
+            self._wild_masks = [RANK_MASKS[k - 1] if k > 0 else 0 for k in self.countdown]
+        else:
+            self._wild_masks = [self.rules._wild_mask] * self.num_players
+
+    def _deal_sizes(self) -> list[int]:
+        if self.rules.countdown:
+            return list(self.countdown)
+        return [self.rules.deal_size(self.num_players)] * self.num_players
+
+    def _check_deal_fits(self) -> None:
+        decks = self.rules.num_decks(self.num_players)
+        needed = sum(self._deal_sizes()) + 1
+        if needed > decks * NUM_CARDS:
+            raise ValueError(
+                f"the deal needs {needed} cards (hands plus the starter) but decks={decks} holds "
+                f"{decks * NUM_CARDS} for {self.num_players} players; lower hand_size or set decks: 2"
+            )
+
+    def _deal(self, rng: np.random.Generator) -> None:
+        n = self.num_players
+        deck = list(range(NUM_CARDS)) * self.rules.num_decks(n)
+        stock = [deck[i] for i in rng.permutation(len(deck))]
+        self.bits = [0] * n
+        self.dups = [0] * n
+        self.sizes = [0] * n
+        self._set_wild_masks()
+        want = self._deal_sizes()
+        for _ in range(max(want)):
+            for k in range(1, n + 1):
+                seat = (self.dealer + k) % n
+                if self.sizes[seat] < want[seat]:
+                    self._add(seat, stock.pop())
+        any_wild = 0
+        for mask in self._wild_masks:
+            any_wild |= mask
+        starter = stock.pop()
+        if self.rules.starter_wild == "bury":
+            for _ in range(len(stock)):
+                if not (any_wild >> starter) & 1:
+                    break
+                stock.insert(len(stock) // 2, starter)
+                starter = stock.pop()
+        self.stock = stock
+        self.discard = [starter]
+        self.direction = 1
+        self.pending = self.draws = self.passes = 0
+        self.voids = [0] * n
+        self.winner = self.end_reason = None
+        self._reshuffles = 0
+        self._legal = None
+        if (any_wild >> starter) & 1:
+            self.phase, self.current = DECLARE, self.dealer
+            self._set_top(starter // NUM_RANKS, -1)
+        else:
+            self.phase, self.current = PLAY, (self.dealer + 1) % n
+            self._set_top(starter // NUM_RANKS, starter % NUM_RANKS)
+
+    def next_hand(self) -> None:
+        """Deal the next hand of the match (the deal passes to the left)."""
+        if self.phase != OVER:
+            raise ValueError("next_hand() needs a finished hand; the current hand is still in play")
+        if self.match_over:
+            raise ValueError("next_hand() called after the match ended")
+        self.dealer = (self.dealer + 1) % self.num_players
+        self._deal(self._rng(0))
+
+    def copy(self) -> State:
+        """An independent copy (cheap: a few list copies)."""
+        s = State.__new__(State)
+        s.rules = self.rules
+        s.num_players = self.num_players
+        s.bits = self.bits[:]
+        s.dups = self.dups[:]
+        s.sizes = self.sizes[:]
+        s.stock = self.stock[:]
+        s.discard = self.discard[:]
+        s.current = self.current
+        s.dealer = self.dealer
+        s.suit = self.suit
+        s.rank = self.rank
+        s.direction = self.direction
+        s.phase = self.phase
+        s.pending = self.pending
+        s.draws = self.draws
+        s.passes = self.passes
+        s.scores = self.scores[:]
+        s.hands_played = self.hands_played
+        s.countdown = self.countdown[:]
+        s.voids = self.voids[:]
+        s.winner = self.winner
+        s.end_reason = self.end_reason
+        s._entropy = self._entropy
+        s._reshuffles = self._reshuffles
+        s._follow = self._follow
+        s._wild_masks = self._wild_masks
+        s._legal = self._legal
+        return s
+
+    # ----- small helpers ----------------------------------------------------------------------------
+    def _add(self, seat: int, card: int) -> None:
+        bit = 1 << card
+        if self.bits[seat] & bit:
+            self.dups[seat] |= bit
+        else:
+            self.bits[seat] |= bit
+        self.sizes[seat] += 1
+
+    def _remove(self, seat: int, card: int) -> None:
+        bit = 1 << card
+        if self.dups[seat] & bit:
+            self.dups[seat] ^= bit
+        else:
+            self.bits[seat] ^= bit
+        self.sizes[seat] -= 1
+
+    def _set_top(self, suit: int, rank: int) -> None:
+        """Set what the next card must match: a suit (or ANY_SUIT) and a rank (-1: none)."""
+        self.suit = suit
+        self.rank = rank
+        if suit == ANY_SUIT:
+            self._follow = ALL_CARDS_MASK
+        else:
+            self._follow = SUIT_MASKS[suit] | (RANK_MASKS[rank] if rank >= 0 else 0)
+
+    def hand(self, seat: int) -> list[int]:
+        """Card ids in a seat's hand, ascending (a card held twice appears twice)."""
+        return sorted(iter_bits(self.bits[seat]) + iter_bits(self.dups[seat]))
+
+    def hand_points(self, seat: int) -> int:
+        """Points of the cards in a seat's hand."""
+        table = self.rules._card_point_table
+        return sum(table[c] for c in iter_bits(self.bits[seat])) + sum(table[c] for c in iter_bits(self.dups[seat]))
+
+    def wild_mask(self, seat: int) -> int:
+        """Bit set of the cards that are wild for a seat."""
+        return self._wild_masks[seat]
+
+    @property
+    def current_player(self) -> int:
+        """Seat to act."""
+        return self.current
+
+    @property
+    def hand_over(self) -> bool:
+        """Has the hand ended?"""
+        return self.phase == OVER
+
+    @property
+    def top_card(self) -> int:
+        """Id of the top card of the discard pile."""
+        return self.discard[-1]
+
+    # ----- legal actions ----------------------------------------------------------------------------
+    def _may_draw(self, playable: int) -> bool:
+        rules = self.rules
+        limit = rules.max_draws_per_turn
+        if limit is not None and self.draws >= limit:
+            return False
+        if playable and not rules.draw_when_able:
+            return False
+        return bool(self.stock) or (rules.stock_exhausted == "reshuffle" and len(self.discard) > 1)
+
+    def _compute_legal(self) -> tuple[int, ...]:
+        phase = self.phase
+        if phase == PLAY:
+            p = self.current
+            if self.pending:
+                defence = self.bits[p] & self._follow & self.rules._draw_cards_mask & ~self._wild_masks[p]
+                return (*iter_bits(defence), DRAW)
+            playable = self.bits[p] & (self._follow | self._wild_masks[p])
+            acts = iter_bits(playable)
+            if self._may_draw(playable):
+                acts.append(DRAW)
+            elif not playable or self.draws == self.rules.max_draws_per_turn:
+                acts.append(PASS)
+            threshold = self.rules.stop_threshold
+            if threshold is not None and self.draws == 0 and self.hand_points(p) <= threshold:
+                acts.append(STOP)
+            return tuple(acts)
+        if phase == DECLARE:
+            return _DECLARE_ACTIONS
+        if phase == ANNOUNCE_PHASE:
+            return _ANNOUNCE_ACTIONS
+        return ()
+
+    def legal_actions(self) -> list[int]:
+        """Legal action ids for the player to act, ascending (empty when the hand is over)."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return list(legal)
+
+    def legal_mask(self) -> np.ndarray:
+        """The 60-long int8 mask of legal actions."""
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        mask[self.legal_actions()] = 1
+        return mask
+
+    # ----- transitions ------------------------------------------------------------------------------
+    def apply(self, action: int) -> None:
+        """Apply one action of the player to act; raises :class:`IllegalActionError` and changes
+        nothing if the action is not legal."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        if type(action) is not int:
+            if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+                raise IllegalActionError(f"action {action!r} is not an int action id (0..{NUM_ACTIONS - 1})")
+            action = int(action)
+        if action not in legal:
+            raise IllegalActionError(self._illegal_message(action, legal))
+        self._legal = None
+        p = self.current
+        phase = self.phase
+        if phase == PLAY:
+            if action < NUM_CARDS:
+                self._play(p, action)
+            elif action == DRAW:
+                if self.pending:
+                    self._take_penalty(p)
+                else:
+                    self._draw(p)
+            elif action == PASS:
+                self._pass(p)
+            else:
+                self._end_hand(None, "stop")
+        elif phase == DECLARE:
+            suit = action - DECLARE_BASE
+            self._set_top(suit, -1)
+            if len(self.discard) == 1:  # the dealer declared for a wild starter
+                self._advance(1)
+            else:
+                self._after_play(p)
+        else:  # ANNOUNCE_PHASE
+            if action == PASS and self._penalty_draw(p, self.rules.last_card_penalty) < 0:
+                return
+            self._end_turn_after_play()
+
+    def _illegal_message(self, action: int, legal: Sequence[int]) -> str:
+        if self.phase == OVER:
+            return f"action {action} ({action_text(action)}) is illegal: the hand is over"
+        named = ", ".join(f"{a} ({action_text(a)})" for a in legal)
+        what = action_text(action) if 0 <= action < NUM_ACTIONS else f"out of range 0..{NUM_ACTIONS - 1}"
+        return (
+            f"action {action} ({what}) is illegal for player {self.current} in phase "
+            f"{PHASE_NAMES[self.phase]!r}; legal: {named}"
+        )
+
+    def _play(self, p: int, card: int) -> None:
+        self._remove(p, card)
+        self.discard.append(card)
+        self.voids[p] = 0
+        self.passes = 0
+        if self.sizes[p] == 0:
+            self._end_hand(p, "out")
+            return
+        suit, rank = divmod(card, NUM_RANKS)
+        if (self._wild_masks[p] >> card) & 1:
+            self.phase = DECLARE
+            self._set_top(suit, -1)
+            return
+        rules = self.rules
+        effect = rules._effect_table[card]
+        if effect == ANY_NEXT:
+            self._set_top(ANY_SUIT, rank)
+        else:
+            self._set_top(suit, rank)
+            if effect == DRAW_EFFECT:
+                self.pending += rules._draw_table[card]
+        self._after_play(p)
+
+    def _after_play(self, p: int) -> None:
+        if self.rules.last_card_call and self.sizes[p] == 1:
+            self.phase = ANNOUNCE_PHASE
+        else:
+            self._end_turn_after_play()
+
+    def _end_turn_after_play(self) -> None:
+        """End the turn of a player who played a card: apply its skip or reverse."""
+        step = 1
+        if self.rank >= 0:  # a card played as a wild card (rank -1) carries no effect
+            effect = self.rules._effect_table[self.discard[-1]]
+            if effect == SKIP:
+                step = 2
+            elif effect == REVERSE:
+                self.direction = -self.direction
+        self._advance(step)
+
+    def _advance(self, step: int) -> None:
+        self.current = (self.current + step * self.direction) % self.num_players
+        self.phase = PLAY
+        self.draws = 0
+
+    def _reshuffle(self) -> None:
+        top = self.discard.pop()
+        rest = self.discard
+        self._reshuffles += 1
+        self.stock = [rest[i] for i in self._rng(self._reshuffles).permutation(len(rest))]
+        self.discard = [top]
+
+    def _draw(self, p: int) -> None:
+        if not self.stock:
+            self._reshuffle()
+        self._add(p, self.stock.pop())
+        self.draws += 1
+        self.passes = 0
+        if self.suit != ANY_SUIT:
+            self.voids[p] |= 1 << self.suit
+
+    def _penalty_draw(self, p: int, count: int) -> int:
+        """Draw a penalty; returns the cards drawn, or -1 if the empty stock ended the hand."""
+        rules = self.rules
+        drawn = 0
+        for _ in range(count):
+            if not self.stock:
+                if rules.stock_exhausted == "end":
+                    self._end_hand(None, "stock")
+                    return -1
+                if rules.stock_exhausted == "pass" or len(self.discard) < 2:
+                    break
+                self._reshuffle()
+            self._add(p, self.stock.pop())
+            drawn += 1
+        return drawn
+
+    def _take_penalty(self, p: int) -> None:
+        drawn = self._penalty_draw(p, self.pending)
+        if drawn < 0:
+            return
+        self.pending = 0
+        if drawn:
+            self.passes = 0
+        else:
+            self.passes += 1
+            if self.passes >= self.num_players:
+                self._end_hand(None, "blocked")
+                return
+        self._advance(1)
+
+    def _pass(self, p: int) -> None:
+        if self.suit != ANY_SUIT:
+            self.voids[p] |= 1 << self.suit
+        rules = self.rules
+        limit = rules.max_draws_per_turn
+        if rules.stock_exhausted == "end" and not self.stock and (limit is None or self.draws < limit):
+            self._end_hand(None, "stock")
+            return
+        if self.draws == 0:
+            self.passes += 1
+            if self.passes >= self.num_players:
+                self._end_hand(None, "blocked")
+                return
+        self._advance(1)
+
+    def _end_hand(self, winner: int | None, reason: str) -> None:
+        """End the hand: ``winner`` went out, or (winner None) find the strictly lowest hand."""
+        n = self.num_players
+        points = [self.hand_points(i) for i in range(n)]
+        if winner is None:
+            lowest = min(points)
+            if points.count(lowest) == 1:
+                winner = points.index(lowest)
+        if self.rules.scoring == "penalty":
+            for i in range(n):
+                self.scores[i] += points[i]
+        elif winner is not None:
+            self.scores[winner] += sum(points) - n * points[winner]
+        if winner is not None and self.rules.countdown:
+            self.countdown[winner] -= 1
+        self.winner = winner
+        self.end_reason = reason
+        self.phase = OVER
+        self.pending = 0
+        self.hands_played += 1
+
+    # ----- results ----------------------------------------------------------------------------------
+    def hand_transfers(self) -> list[int]:
+        """Zero-sum points of a finished hand: each loser pays his hand points minus the winner's,
+        the winner receives the sum; all zeros when nobody won (tie for fewest)."""
+        if self.phase != OVER:
+            raise ValueError("hand_transfers() needs a finished hand")
+        n = self.num_players
+        if self.winner is None:
+            return [0] * n
+        points = [self.hand_points(i) for i in range(n)]
+        pay = [points[i] - points[self.winner] for i in range(n)]
+        pay[self.winner] = 0
+        out = [-x for x in pay]
+        out[self.winner] = sum(pay)
+        return out
+
+    def _best_seats(self) -> list[int]:
+        best = min(self.scores) if self.rules.scoring == "penalty" else max(self.scores)
+        return [i for i, s in enumerate(self.scores) if s == best]
+
+    @property
+    def match_over(self) -> bool:
+        """Has the match ended (after this finished hand)?"""
+        if self.phase != OVER:
+            return False
+        rules = self.rules
+        if rules.countdown:
+            return min(self.countdown) == 0
+        if rules.match_hands is not None:
+            reached = self.hands_played >= rules.match_hands
+        else:  # both scorings end once somebody reaches the target
+            reached = max(self.scores) >= rules.target(self.num_players)
+        return reached and len(self._best_seats()) == 1
+
+    @property
+    def match_winner(self) -> int | None:
+        """Seat that won the match, or None while it goes on."""
+        if not self.match_over:
+            return None
+        if self.rules.countdown:
+            return self.countdown.index(0)
+        return self._best_seats()[0]
+
+    # ----- state as data ----------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data in the CONTRACT.md format; :meth:`from_dict` rebuilds the state."""
+        return {
+            "num_players": self.num_players,
+            "hands": [[card_text(c) for c in self.hand(i)] for i in range(self.num_players)],
+            "stock": [card_text(c) for c in self.stock],
+            "discard": [card_text(c) for c in self.discard],
+            "current_player": self.current,
+            "dealer": self.dealer,
+            "suit_to_follow": "*" if self.suit == ANY_SUIT else SUITS[self.suit],
+            "rank_to_follow": None if self.rank < 0 else RANKS[self.rank],
+            "direction": self.direction,
+            "phase": PHASE_NAMES[self.phase],
+            "pending_draw": self.pending,
+            "draws_this_turn": self.draws,
+            "passes": self.passes,
+            "scores": list(self.scores),
+            "hands_played": self.hands_played,
+            "countdown": list(self.countdown),
+            "voids": [[SUITS[s] for s in range(4) if (v >> s) & 1] for v in self.voids],
+            "winner": self.winner,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], rules: Any = "standard", seed: int | None = None) -> State:
+        """Rebuild a state from :meth:`to_dict` data (missing optional keys take their defaults).
+
+        ``seed`` seeds later reshuffles and deals, which the dict does not describe.
+        """
+        return _StateReader(data, load_rules(rules)).build(_entropy(seed))
+
+    def __repr__(self) -> str:
+        top = card_text(self.discard[-1]) if self.discard else "-"
+        return (
+            f"State(players={self.num_players}, phase={PHASE_NAMES[self.phase]}, current={self.current}, "
+            f"top={top}, sizes={self.sizes}, stock={len(self.stock)}, scores={self.scores})"
+        )
+
+
+class _StateReader:
+    """Validates a state dict key by key, with errors that name the key and what is allowed."""
+
+    def __init__(self, data: Mapping[str, Any], rules: RuleSet) -> None:
+        if not isinstance(data, Mapping):
+            raise ValueError(f"state must be a dict in the State.to_dict() format, got {type(data).__name__}")
+        unknown = sorted(set(map(str, data)) - set(_STATE_KEYS))
+        if unknown:
+            raise ValueError(f"unknown state key(s) {unknown}; allowed: {', '.join(_STATE_KEYS)}")
+        for key in ("hands", "discard"):
+            if key not in data:
+                raise ValueError(f"state dict is missing the required key {key!r}")
+        self.data = data
+        self.rules = rules
+
+    def int_(self, key: str, default: int, low: int, high: int | None = None) -> int:
+        value = self.data.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
+            allowed = f"an int from {low} to {high}" if high is not None else f"an int >= {low}"
+            raise ValueError(f"state key {key!r} = {value!r} is invalid; allowed: {allowed}")
+        return value
+
+    def cards(self, key: str, value: Any) -> list[int]:
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"state key {key!r} must be a list of card texts, got {value!r}")
+        try:
+            return [parse_card(text) for text in value]
+        except ValueError as err:
+            raise ValueError(f"state key {key!r}: {err}") from None
+
+    def int_list(self, key: str, default: list[int], n: int, low: int, high: int | None) -> list[int]:
+        value = self.data.get(key, default)
+        if not isinstance(value, (list, tuple)) or len(value) != n or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= low and (high is None or v <= high) for v in value
+        ):
+            bound = f"{low}..{high}" if high is not None else f">= {low}"
+            raise ValueError(f"state key {key!r} = {value!r} is invalid; allowed: a list of {n} ints {bound}")
+        return list(value)
+
+    def build(self, entropy: int) -> State:
+        data, rules = self.data, self.rules
+        hands_data = data["hands"]
+        if not isinstance(hands_data, (list, tuple)):
+            raise ValueError(f"state key 'hands' must be a list (one list of card texts per seat), got {hands_data!r}")
+        n = check_num_players(data.get("num_players", len(hands_data)))
+        if len(hands_data) != n:
+            raise ValueError(f"state key 'hands' has {len(hands_data)} hands but num_players is {n}")
+        hands = [self.cards(f"hands[{i}]", h) for i, h in enumerate(hands_data)]
+        stock = self.cards("stock", data.get("stock", []))
+        discard = self.cards("discard", data["discard"])
+        if not discard:
+            raise ValueError("state key 'discard' is empty; it must hold at least the top card")
+        decks = rules.num_decks(n)
+        seen = [0] * NUM_CARDS
+        for card in [c for h in hands for c in h] + stock + discard:
+            seen[card] += 1
+            if seen[card] > decks:
+                raise ValueError(
+                    f"card {card_text(card)} appears {seen[card]} times in the state but decks={decks} "
+                    f"holds it {decks} time(s)"
+                )
+        phase_name = data.get("phase", "play")
+        if phase_name not in PHASE_NAMES:
+            raise ValueError(f"state key 'phase' = {phase_name!r} is invalid; allowed: {', '.join(PHASE_NAMES)}")
+        phase = PHASE_NAMES.index(phase_name)
+        if phase != OVER:
+            for i, h in enumerate(hands):
+                if not h:
+                    raise ValueError(
+                        f"state key 'hands[{i}]' is empty but phase is {phase_name!r}; a hand ends when a player "
+                        "plays his last card (use phase 'over')"
+                    )
+        s = State._blank(rules, n, entropy)
+        for i, h in enumerate(hands):
+            for card in h:
+                s._add(i, card)
+        s.stock = stock
+        s.discard = discard
+        s.phase = phase
+        s.current = self.int_("current_player", 0, 0, n - 1)
+        direction = data.get("direction", 1)
+        if direction not in (1, -1) or isinstance(direction, bool):
+            raise ValueError(f"state key 'direction' = {direction!r} is invalid; allowed: 1 or -1")
+        s.direction = direction
+        s.dealer = self.int_("dealer", (s.current - direction) % n, 0, n - 1)
+        s.pending = self.int_("pending_draw", 0, 0)
+        s.draws = self.int_("draws_this_turn", 0, 0)
+        s.passes = self.int_("passes", 0, 0, n - 1 if phase != OVER else n)
+        s.hands_played = self.int_("hands_played", 0, 0)
+        s.scores = self.int_list("scores", [0] * n, n, -(1 << 62), None)
+        s.countdown = self.int_list("countdown", [8] * n, n, 0, 8)
+        s._set_wild_masks()
+        s.voids = self._voids(n)
+        top = discard[-1]
+        suit_text = data.get("suit_to_follow", SUITS[top // NUM_RANKS])
+        if suit_text == "*":
+            suit = ANY_SUIT
+        else:
+            try:
+                suit = parse_suit(suit_text)
+            except ValueError:
+                raise ValueError(f"state key 'suit_to_follow' = {suit_text!r} is invalid; allowed: C, D, H, S or *") from None
+        any_wild = 0
+        for mask in s._wild_masks:
+            any_wild |= mask
+        default_rank = None if (any_wild >> top) & 1 else RANKS[top % NUM_RANKS]
+        rank_text = data.get("rank_to_follow", default_rank)
+        if rank_text is None:
+            rank = -1
+        else:
+            try:
+                rank = parse_rank(rank_text)
+            except ValueError:
+                raise ValueError(
+                    f"state key 'rank_to_follow' = {rank_text!r} is invalid; allowed: a rank char or null"
+                ) from None
+        s._set_top(suit, rank)
+        winner = data.get("winner")
+        if winner is not None and (phase != OVER or not isinstance(winner, int) or isinstance(winner, bool)
+                                   or not 0 <= winner < n):
+            raise ValueError(f"state key 'winner' = {winner!r} is invalid; allowed: null, or a seat when phase is 'over'")
+        s.winner = winner
+        return s
+
+    def _voids(self, n: int) -> list[int]:
+        value = self.data.get("voids", [[] for _ in range(n)])
+        if not isinstance(value, (list, tuple)) or len(value) != n:
+            raise ValueError(f"state key 'voids' = {value!r} is invalid; allowed: a list of {n} lists of suit chars")
+        out = []
+        for seat_voids in value:
+            if not isinstance(seat_voids, (list, tuple)):
+                raise ValueError(f"state key 'voids' has {seat_voids!r}; allowed: a list of suit chars C, D, H, S")
+            mask = 0
+            for text in seat_voids:
+                try:
+                    mask |= 1 << parse_suit(text)
+                except ValueError:
+                    raise ValueError(f"state key 'voids' has {text!r}; allowed: suit chars C, D, H, S") from None
+            out.append(mask)
+        return out

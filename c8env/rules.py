@@ -1,0 +1,301 @@
+"""The rule set: one frozen, validated dataclass, and the presets that fill it.
+
+Field names are those of RULES.md. Presets live as YAML files (``configs/rules/``
+in the repository, shipped inside the package as ``c8env/presets/``); a YAML file
+or a dict may name ``preset:`` and override fields, an overriding field replacing
+the preset's value whole (maps included).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import yaml
+
+from c8env.cards import (
+    DEFAULT_RANK_POINTS,
+    NUM_CARDS,
+    RANK_MASKS,
+    RANKS,
+    card_text,
+    parse_card,
+    parse_rank,
+    rank_of,
+)
+
+_PACKAGE_PRESETS = Path(__file__).parent / "presets"
+_REPO_PRESETS = Path(__file__).parent.parent / "configs" / "rules"
+
+# Effect codes used by the engine's per-card tables.
+NO_EFFECT, SKIP, REVERSE, DRAW_EFFECT, ANY_NEXT = 0, 1, 2, 3, 4
+_EFFECT_NAMES = {"skip": SKIP, "reverse": REVERSE, "any_next": ANY_NEXT}
+_EFFECT_HELP = "'skip', 'reverse', 'any_next' or {draw: N} with N >= 1"
+
+
+def presets_dir() -> Path:
+    """Folder holding the preset YAML files (inside the installed package, or the repository)."""
+    return _PACKAGE_PRESETS if _PACKAGE_PRESETS.is_dir() else _REPO_PRESETS
+
+
+def preset_names() -> list[str]:
+    """Names of the shipped presets, sorted."""
+    return sorted(p.stem for p in presets_dir().glob("*.yaml"))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _require(ok: bool, name: str, value: Any, allowed: str) -> None:
+    if not ok:
+        raise ValueError(f"RuleSet field {name!r} = {value!r} is invalid; allowed: {allowed}")
+
+
+def _rank_key(name: str, key: Any) -> str:
+    try:
+        return RANKS[parse_rank(key)]
+    except ValueError:
+        raise ValueError(
+            f"RuleSet field {name!r} has key {key!r}, which is not a rank; allowed: {', '.join(RANKS)} (or 10)"
+        ) from None
+
+
+def _effect_key(key: Any) -> str:
+    """Canonical effect key: a rank char, or one card's text."""
+    text = str(key) if _is_int(key) else key
+    if isinstance(text, str) and len(text.strip()) >= 2 and text.strip() != "10":
+        try:
+            return card_text(parse_card(text))
+        except ValueError:
+            pass
+    try:
+        return RANKS[parse_rank(text)]
+    except ValueError:
+        raise ValueError(
+            f"RuleSet field 'effects' has key {key!r}; allowed: a rank char ({', '.join(RANKS)}, or 10) "
+            "or one card's text such as 'QS'"
+        ) from None
+
+
+def _effect_value(key: str, value: Any) -> str | int:
+    """Canonical effect value: an effect name, or the int N of {draw: N}."""
+    if isinstance(value, str) and value in _EFFECT_NAMES:
+        return value
+    if isinstance(value, Mapping) and set(value) == {"draw"} and _is_int(value["draw"]) and value["draw"] >= 1:
+        return value["draw"]
+    raise ValueError(f"RuleSet field 'effects' has value {value!r} for {key!r}; allowed: {_EFFECT_HELP}")
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """A complete, validated set of Crazy Eights rules (see RULES.md for each rule's source).
+
+    Construct directly with keyword arguments, or with :meth:`from_preset`,
+    :meth:`from_dict`, :meth:`from_yaml` or :func:`load_rules`.
+    """
+
+    decks: str | int = "auto"
+    """``auto`` (one deck for 2-5 players, two for 6-7), ``1`` or ``2``."""
+    hand_size: str | int = "auto"
+    """``auto`` (7 cards with 2 players, 5 with 3 or more) or an int >= 1."""
+    wild_rank: str = "8"
+    """Rank char of the wild cards (``8``; ``A`` for crazy aces)."""
+    starter_wild: str = "bury"
+    """A wild starter is ``bury``-ied in the stock, or the dealer declares a suit (``dealer_declares``)."""
+    draw_when_able: bool = True
+    """May a player draw while holding a playable card?"""
+    max_draws_per_turn: int | None = None
+    """Draws allowed in one turn (``None``: draw until you can play)."""
+    stock_exhausted: str = "reshuffle"
+    """Empty stock: ``reshuffle`` the discard pile, ``pass``, or ``end`` the hand (scored as blocked)."""
+    scoring: str = "winner_collects"
+    """``winner_collects`` (winner scores the others' hand points) or ``penalty`` (each loser adds his own)."""
+    card_points: Mapping[str, int] = field(default_factory=dict)
+    """Overrides of card points by rank char, e.g. ``{"8": 8}``."""
+    match_target: str | int = "auto"
+    """Match target score; ``auto`` = 50 x number of players."""
+    match_hands: int | None = None
+    """Play exactly this many hands (then ties broken by sudden death) instead of playing to a target."""
+    effects: Mapping[str, str | int] = field(default_factory=dict)
+    """Special cards: rank char or card text -> ``skip``, ``reverse``, ``any_next`` or ``{draw: N}``."""
+    last_card_call: bool = False
+    """A player left with one card must announce "last card" or draw ``last_card_penalty`` cards."""
+    last_card_penalty: int = 2
+    """Cards drawn for not announcing "last card"."""
+    stop_threshold: int | None = None
+    """At the start of his turn a player whose hand is worth this many points or less may call stop."""
+    countdown: bool = False
+    """Countdown (001): each player's count (start 8) is his hand size and personal wild rank."""
+
+    def __post_init__(self) -> None:
+        setattr_ = object.__setattr__
+        _require(self.decks in ("auto", 1, 2) and not isinstance(self.decks, bool), "decks", self.decks,
+                 "'auto', 1 or 2")
+        _require(self.hand_size == "auto" or (_is_int(self.hand_size) and self.hand_size >= 1), "hand_size",
+                 self.hand_size, "'auto' or an int >= 1")
+        try:
+            setattr_(self, "wild_rank", RANKS[parse_rank(self.wild_rank)])
+        except ValueError:
+            _require(False, "wild_rank", self.wild_rank, f"a rank char: {', '.join(RANKS)} (or 10)")
+        _require(self.starter_wild in ("bury", "dealer_declares"), "starter_wild", self.starter_wild,
+                 "'bury' or 'dealer_declares'")
+        _require(isinstance(self.draw_when_able, bool), "draw_when_able", self.draw_when_able, "true or false")
+        _require(self.max_draws_per_turn is None or (_is_int(self.max_draws_per_turn) and self.max_draws_per_turn >= 1),
+                 "max_draws_per_turn", self.max_draws_per_turn, "null or an int >= 1")
+        _require(self.stock_exhausted in ("reshuffle", "pass", "end"), "stock_exhausted", self.stock_exhausted,
+                 "'reshuffle', 'pass' or 'end'")
+        _require(self.scoring in ("winner_collects", "penalty"), "scoring", self.scoring,
+                 "'winner_collects' or 'penalty'")
+        _require(isinstance(self.card_points, Mapping), "card_points", self.card_points,
+                 "a map from rank char to int >= 0")
+        points = {}
+        for key, value in self.card_points.items():
+            rank = _rank_key("card_points", key)
+            _require(_is_int(value) and value >= 0, "card_points", {key: value}, "a map from rank char to int >= 0")
+            points[rank] = value
+        setattr_(self, "card_points", MappingProxyType(points))
+        _require(self.match_target == "auto" or (_is_int(self.match_target) and self.match_target >= 1),
+                 "match_target", self.match_target, "'auto' or an int >= 1")
+        _require(self.match_hands is None or (_is_int(self.match_hands) and self.match_hands >= 1), "match_hands",
+                 self.match_hands, "null or an int >= 1")
+        _require(isinstance(self.effects, Mapping), "effects", self.effects, f"a map from rank or card to {_EFFECT_HELP}")
+        effects = {}
+        for key, value in self.effects.items():
+            canon = _effect_key(key)
+            if canon in effects:
+                raise ValueError(f"RuleSet field 'effects' names {canon!r} twice (as {key!r})")
+            effects[canon] = _effect_value(canon, value)
+        setattr_(self, "effects", MappingProxyType(effects))
+        _require(isinstance(self.last_card_call, bool), "last_card_call", self.last_card_call, "true or false")
+        _require(_is_int(self.last_card_penalty) and self.last_card_penalty >= 1, "last_card_penalty",
+                 self.last_card_penalty, "an int >= 1")
+        _require(self.stop_threshold is None or (_is_int(self.stop_threshold) and self.stop_threshold >= 0),
+                 "stop_threshold", self.stop_threshold, "null or an int >= 0")
+        _require(isinstance(self.countdown, bool), "countdown", self.countdown, "true or false")
+        if not self.countdown:
+            for key in effects:
+                if key[0] == self.wild_rank:
+                    raise ValueError(
+                        f"RuleSet field 'effects' gives {key!r} an effect, but {self.wild_rank!r} is the wild rank; "
+                        "the wild rank cannot carry an effect"
+                    )
+        self._build_tables()
+
+    def _build_tables(self) -> None:
+        """Per-card lookup tables for the engine (derived data, not fields)."""
+        rank_points = list(DEFAULT_RANK_POINTS)
+        for rank, value in self.card_points.items():
+            rank_points[RANKS.index(rank)] = value
+        effect_code = [NO_EFFECT] * NUM_CARDS
+        draw_amount = [0] * NUM_CARDS
+        for card in range(NUM_CARDS):
+            text = card_text(card)
+            value = self.effects.get(text, self.effects.get(text[0]))
+            if value is None:
+                continue
+            if _is_int(value):
+                effect_code[card], draw_amount[card] = DRAW_EFFECT, value
+            else:
+                effect_code[card] = _EFFECT_NAMES[value]
+        wild = RANKS.index(self.wild_rank)
+        tables = {
+            "card_point_table": tuple(rank_points[rank_of(c)] for c in range(NUM_CARDS)),
+            "effect_table": tuple(effect_code),
+            "draw_table": tuple(draw_amount),
+            "draw_cards_mask": sum(1 << c for c in range(NUM_CARDS) if draw_amount[c]),
+            "wild_rank_index": wild,
+            "wild_mask": RANK_MASKS[wild],
+        }
+        for name, value in tables.items():
+            object.__setattr__(self, "_" + name, value)
+
+    def __hash__(self) -> int:
+        return hash(repr(sorted(self.to_dict().items())))
+
+    # ----- derived values -------------------------------------------------------------------------
+    def num_decks(self, num_players: int) -> int:
+        """Decks in play for a player count."""
+        if self.decks == "auto":
+            return 1 if num_players <= 5 else 2
+        return self.decks
+
+    def deal_size(self, num_players: int) -> int:
+        """Cards dealt to each player (countdown aside)."""
+        if self.hand_size == "auto":
+            return 7 if num_players == 2 else 5
+        return self.hand_size
+
+    def target(self, num_players: int) -> int:
+        """Match target score for a player count."""
+        return 50 * num_players if self.match_target == "auto" else self.match_target
+
+    def card_points_of(self, card: int) -> int:
+        """Points of one card id."""
+        return self._card_point_table[card]
+
+    # ----- construction ---------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (YAML/JSON-ready) that :meth:`from_dict` turns back into this rule set."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["card_points"] = dict(self.card_points)
+        out["effects"] = {k: ({"draw": v} if _is_int(v) else v) for k, v in self.effects.items()}
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RuleSet:
+        """Rule set from a dict of fields; ``preset:`` names a preset whose fields the others override."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"rules must be a mapping of RuleSet fields, got {type(data).__name__}")
+        data = dict(data)
+        base: dict[str, Any] = {}
+        if "preset" in data:
+            base = _preset_fields(data.pop("preset"))
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(map(str, data)) - known)
+        if unknown:
+            raise ValueError(f"unknown RuleSet field(s) {unknown}; allowed: preset, {', '.join(sorted(known))}")
+        base.update(data)
+        return cls(**base)
+
+    @classmethod
+    def from_preset(cls, name: str) -> RuleSet:
+        """One of the shipped presets by name (see :func:`preset_names`)."""
+        return cls.from_dict(_preset_fields(name))
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> RuleSet:
+        """Rule set from a YAML file of fields (which may name ``preset:``)."""
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"rules file {str(path)!r} does not exist")
+        data = yaml.safe_load(path.read_text()) or {}
+        return cls.from_dict(data)
+
+
+def _preset_fields(name: Any) -> dict[str, Any]:
+    names = preset_names()
+    if not isinstance(name, str) or name not in names:
+        raise ValueError(f"unknown rules preset {name!r}; allowed: {', '.join(names)}")
+    data = yaml.safe_load((presets_dir() / f"{name}.yaml").read_text()) or {}
+    if "preset" in data:
+        raise ValueError(f"preset file {name}.yaml may not itself name a preset")
+    return data
+
+
+def load_rules(rules: str | Path | Mapping[str, Any] | RuleSet) -> RuleSet:
+    """A :class:`RuleSet` from a preset name, a YAML path, a dict, or a RuleSet (returned as is)."""
+    if isinstance(rules, RuleSet):
+        return rules
+    if isinstance(rules, Mapping):
+        return RuleSet.from_dict(rules)
+    if isinstance(rules, Path) or (isinstance(rules, str) and rules.endswith((".yaml", ".yml"))):
+        return RuleSet.from_yaml(rules)
+    if isinstance(rules, str):
+        return RuleSet.from_preset(rules)
+    raise ValueError(
+        f"rules {rules!r} must be a preset name ({', '.join(preset_names())}), a YAML path, a dict or a RuleSet"
+    )
