@@ -1,5 +1,10 @@
 """Speed benchmarks that print figures (never timed assertions).
 
+``python -m c8env.bench env`` runs PettingZoo's standard random loop (``agent_iter``,
+``last``, ``action_space(agent).sample(mask)``, ``step``) on ``c8env.env(num_players=2)``
+and, when installed, on Shimmy's OpenSpiel crazy_eights and PettingZoo's
+``connect_four_v3``, in the same run.
+
 ``python -m c8env.bench engine`` measures engine decisions per second for random
 play as an outside Python loop drives it (``state.legal_actions()``,
 ``random.Random.choice``, ``state.apply``), median of 5 runs, and, when the
@@ -13,7 +18,7 @@ import argparse
 import random
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from c8env.engine import State
 
@@ -49,12 +54,65 @@ def openspiel_decisions(num_players: int, decisions: int, seed: int) -> float | 
         if state.is_terminal():
             state = game.new_initial_state()
         elif state.is_chance_node():
-            outcomes, probs = zip(*state.chance_outcomes())
+            outcomes, probs = zip(*state.chance_outcomes(), strict=True)
             state.apply_action(rng.choices(outcomes, probs)[0])
         else:
             state.apply_action(rng.choice(state.legal_actions()))
             done += 1
     return decisions / (time.perf_counter() - start)
+
+
+def aec_steps(make_env: Callable[[], object], steps: int, seed: int) -> float:
+    """Steps per second of PettingZoo's standard random loop on an AEC env (episodes reset as needed)."""
+    env = make_env()
+    env.reset(seed=seed)
+    done = 0
+    start = time.perf_counter()
+    while done < steps:
+        for agent in env.agent_iter():
+            obs, reward, termination, truncation, info = env.last()
+            if termination or truncation:
+                action = None
+            else:  # Shimmy's OpenSpiel envs carry the mask in info
+                mask = obs["action_mask"] if isinstance(obs, dict) else info["action_mask"]
+                action = env.action_space(agent).sample(mask)
+            env.step(action)
+            done += 1
+        env.reset()
+    return done / (time.perf_counter() - start)
+
+
+def _env_makers() -> dict[str, Callable[[], object] | None]:
+    import c8env
+
+    makers: dict[str, Callable[[], object] | None] = {"c8env crazy_eights_v0": lambda: c8env.env(num_players=2)}
+    try:
+        from shimmy import OpenSpielCompatibilityV0
+
+        makers["Shimmy OpenSpiel crazy_eights"] = lambda: OpenSpielCompatibilityV0(game_name="crazy_eights")
+    except ImportError:
+        makers["Shimmy OpenSpiel crazy_eights"] = None
+    try:
+        from pettingzoo.classic import connect_four_v3
+
+        makers["PettingZoo connect_four_v3"] = connect_four_v3.env
+    except ImportError:
+        makers["PettingZoo connect_four_v3"] = None
+    return makers
+
+
+def bench_env(steps: int) -> None:
+    print(f"env: PettingZoo random loop, 2 players, steps/s, median of {RUNS} runs of {steps:,} steps")
+    rates: dict[str, float | None] = {}
+    for name, make in _env_makers().items():
+        rates[name] = None if make is None else statistics.median(aec_steps(make, steps, run) for run in range(RUNS))
+    ours = rates["c8env crazy_eights_v0"]
+    print(f"{'env':<32} | {'steps/s':>10} | c8env is")
+    for name, rate in rates.items():
+        if rate is None:
+            print(f"{name:<32} | {'(not installed: pip install -e .[bench])':>10}")
+        else:
+            print(f"{name:<32} | {rate:10,.0f} | {ours / rate:.2f}x")
 
 
 def median_rate(measure: Callable[[int, int, int], float | None], num_players: int, decisions: int) -> float | None:
@@ -75,11 +133,14 @@ def bench_engine(decisions: int) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["engine"], help="what to benchmark")
-    parser.add_argument("--decisions", type=int, default=200_000, help="decisions per run")
+    parser.add_argument("what", choices=["engine", "env", "all"], help="what to benchmark")
+    parser.add_argument("--decisions", type=int, default=200_000, help="engine decisions per run")
+    parser.add_argument("--steps", type=int, default=30_000, help="env steps per run")
     args = parser.parse_args(argv)
-    if args.what == "engine":
+    if args.what in ("engine", "all"):
         bench_engine(args.decisions)
+    if args.what in ("env", "all"):
+        bench_env(args.steps)
 
 
 if __name__ == "__main__":

@@ -80,6 +80,8 @@ def parse_card(text: str) -> int:
         )
     text = text.strip()
     try:
+        if any(ch.isspace() for ch in text):
+            raise ValueError(text)
         return card_id(parse_suit(text[-1]), parse_rank(text[:-1]))
     except ValueError:
         raise ValueError(

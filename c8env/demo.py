@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import random
 
-from c8env.engine import PHASE_NAMES, State, action_text
 from c8env.cards import card_text
+from c8env.engine import PHASE_NAMES, State, action_text
 
 
 def play_demo(num_players: int, rules: str, seed: int) -> State:

@@ -50,7 +50,8 @@ Decisions where RULES.md leaves a detail open (also listed in the README):
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -282,6 +283,18 @@ class State:
         s._legal = self._legal
         return s
 
+    def with_hidden_cards(self, hands: Mapping[int, Sequence[int]], stock: Sequence[int]) -> State:
+        """A copy whose given seats hold other cards and whose stock is replaced (for determinizing
+        search agents; card ids, the stock's last element on top). Card counts are not checked."""
+        s = self.copy()
+        for seat, cards in hands.items():
+            s.bits[seat] = s.dups[seat] = s.sizes[seat] = 0
+            for card in cards:
+                s._add(seat, card)
+        s.stock = list(stock)
+        s._legal = None
+        return s
+
     # ----- small helpers ----------------------------------------------------------------------------
     def _add(self, seat: int, card: int) -> None:
         bit = 1 << card
@@ -391,7 +404,10 @@ class State:
             legal = self._legal = self._compute_legal()
         if type(action) is not int:
             if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
-                raise IllegalActionError(f"action {action!r} is not an int action id (0..{NUM_ACTIONS - 1})")
+                named = ", ".join(f"{a} ({action_text(a)})" for a in legal)
+                raise IllegalActionError(
+                    f"action {action!r} is not an int action id (0..{NUM_ACTIONS - 1}); legal: {named or 'none'}"
+                )
             action = int(action)
         if action not in legal:
             raise IllegalActionError(self._illegal_message(action, legal))
@@ -723,7 +739,7 @@ class _StateReader:
         s.phase = phase
         s.current = self.int_("current_player", 0, 0, n - 1)
         direction = data.get("direction", 1)
-        if direction not in (1, -1) or isinstance(direction, bool):
+        if type(direction) is not int or direction not in (1, -1):
             raise ValueError(f"state key 'direction' = {direction!r} is invalid; allowed: 1 or -1")
         s.direction = direction
         s.dealer = self.int_("dealer", (s.current - direction) % n, 0, n - 1)
@@ -731,7 +747,7 @@ class _StateReader:
         s.draws = self.int_("draws_this_turn", 0, 0)
         s.passes = self.int_("passes", 0, 0, n - 1 if phase != OVER else n)
         s.hands_played = self.int_("hands_played", 0, 0)
-        s.scores = self.int_list("scores", [0] * n, n, -(1 << 62), None)
+        s.scores = self.int_list("scores", [0] * n, n, 0, None)
         s.countdown = self.int_list("countdown", [8] * n, n, 0, 8)
         s._set_wild_masks()
         s.voids = self._voids(n)

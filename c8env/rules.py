@@ -9,10 +9,12 @@ the preset's value whole (maps included).
 from __future__ import annotations
 
 import dataclasses
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -81,12 +83,12 @@ def _effect_key(key: Any) -> str:
         ) from None
 
 
-def _effect_value(key: str, value: Any) -> str | int:
-    """Canonical effect value: an effect name, or the int N of {draw: N}."""
+def _effect_value(key: str, value: Any) -> str | Mapping[str, int]:
+    """Canonical effect value: an effect name, or a read-only ``{"draw": N}``."""
     if isinstance(value, str) and value in _EFFECT_NAMES:
         return value
     if isinstance(value, Mapping) and set(value) == {"draw"} and _is_int(value["draw"]) and value["draw"] >= 1:
-        return value["draw"]
+        return MappingProxyType({"draw": value["draw"]})
     raise ValueError(f"RuleSet field 'effects' has value {value!r} for {key!r}; allowed: {_EFFECT_HELP}")
 
 
@@ -133,7 +135,7 @@ class RuleSet:
 
     def __post_init__(self) -> None:
         setattr_ = object.__setattr__
-        _require(self.decks in ("auto", 1, 2) and not isinstance(self.decks, bool), "decks", self.decks,
+        _require(self.decks == "auto" or (_is_int(self.decks) and self.decks in (1, 2)), "decks", self.decks,
                  "'auto', 1 or 2")
         _require(self.hand_size == "auto" or (_is_int(self.hand_size) and self.hand_size >= 1), "hand_size",
                  self.hand_size, "'auto' or an int >= 1")
@@ -155,6 +157,10 @@ class RuleSet:
         points = {}
         for key, value in self.card_points.items():
             rank = _rank_key("card_points", key)
+            if rank in points:
+                raise ValueError(
+                    f"RuleSet field 'card_points' names {rank!r} twice (as {key!r}); allowed: one entry per rank"
+                )
             _require(_is_int(value) and value >= 0, "card_points", {key: value}, "a map from rank char to int >= 0")
             points[rank] = value
         setattr_(self, "card_points", MappingProxyType(points))
@@ -197,8 +203,8 @@ class RuleSet:
             value = self.effects.get(text, self.effects.get(text[0]))
             if value is None:
                 continue
-            if _is_int(value):
-                effect_code[card], draw_amount[card] = DRAW_EFFECT, value
+            if isinstance(value, Mapping):
+                effect_code[card], draw_amount[card] = DRAW_EFFECT, value["draw"]
             else:
                 effect_code[card] = _EFFECT_NAMES[value]
         wild = RANKS.index(self.wild_rank)
@@ -213,8 +219,21 @@ class RuleSet:
         for name, value in tables.items():
             object.__setattr__(self, "_" + name, value)
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> RuleSet:
+        unknown = sorted(set(kwargs) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise ValueError(
+                f"unknown RuleSet field(s) {unknown}; allowed: {', '.join(f.name for f in dataclasses.fields(cls))}"
+            )
+        return super().__new__(cls)
+
     def __hash__(self) -> int:
-        return hash(repr(sorted(self.to_dict().items())))
+        # maps hash by content, not order, as == compares them
+        return hash(json.dumps(self.to_dict(), sort_keys=True))
+
+    def __reduce__(self) -> tuple:
+        # pickle/deepcopy (the mappingproxy fields cannot be pickled themselves)
+        return (_from_fields, (self.to_dict(),))
 
     # ----- derived values -------------------------------------------------------------------------
     def num_decks(self, num_players: int) -> int:
@@ -242,7 +261,7 @@ class RuleSet:
         """Plain data (YAML/JSON-ready) that :meth:`from_dict` turns back into this rule set."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["card_points"] = dict(self.card_points)
-        out["effects"] = {k: ({"draw": v} if _is_int(v) else v) for k, v in self.effects.items()}
+        out["effects"] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in self.effects.items()}
         return out
 
     @classmethod
@@ -274,6 +293,10 @@ class RuleSet:
             raise ValueError(f"rules file {str(path)!r} does not exist")
         data = yaml.safe_load(path.read_text()) or {}
         return cls.from_dict(data)
+
+
+def _from_fields(data: dict[str, Any]) -> RuleSet:
+    return RuleSet(**data)
 
 
 def _preset_fields(name: Any) -> dict[str, Any]:

@@ -1,0 +1,87 @@
+"""Policies usable as opponents: ``c8env.agents.load(spec, rules=..., num_players=...)``.
+
+Every agent has ``act(observation) -> int`` (the env's observation dict, on the
+agent's turn) and always returns a legal action. Specs:
+
+- ``random``: uniform over the legal actions;
+- ``greedy``: the fast heuristic of :func:`c8env.agents.heuristic.greedy_action`;
+- ``expert``: determinized Monte Carlo search (:mod:`c8env.agents.expert`); options
+  after a colon, e.g. ``expert:simulations=200`` or ``expert:time_ms=50``;
+- the name of a trained policy shipped in the package (see :func:`available`);
+- the path of an exported policy file (:mod:`c8env.agents.policy`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from c8env.agents.expert import ExpertAgent
+from c8env.agents.heuristic import GreedyAgent, RandomAgent
+from c8env.agents.policy import PolicyAgent
+from c8env.engine import check_num_players
+from c8env.rules import RuleSet, load_rules
+
+POLICY_DIR = Path(__file__).parent / "policies"
+BUILTIN = ("random", "greedy", "expert")
+_OPTIONS = {"expert": {"simulations": int, "time_ms": float}}
+
+
+class Agent(Protocol):
+    """What every agent offers."""
+
+    def act(self, observation: dict) -> int: ...
+
+
+def shipped_policies() -> list[str]:
+    """Names of the trained policies shipped inside the package."""
+    return sorted(p.stem for p in POLICY_DIR.glob("*.npz"))
+
+
+def available() -> list[str]:
+    """Every spec loadable by name: the built-in agents, then the shipped trained policies."""
+    return [*BUILTIN, *shipped_policies()]
+
+
+def _parse_options(name: str, text: str) -> dict[str, Any]:
+    allowed = _OPTIONS.get(name, {})
+    options: dict[str, Any] = {}
+    for item in filter(None, text.split(",")):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in allowed:
+            raise ValueError(
+                f"agent spec option {item!r} for {name!r} is invalid; allowed: "
+                + (", ".join(f"{k}=<{t.__name__}>" for k, t in allowed.items()) or "none")
+            )
+        try:
+            options[key] = allowed[key](value)
+        except ValueError:
+            raise ValueError(f"agent spec option {key}={value!r} for {name!r} is not a {allowed[key].__name__}") from None
+    return options
+
+
+def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players: int = 2,
+         seed: int | None = None) -> Agent:
+    """An agent from a spec (see the module docstring), seeded with ``seed``."""
+    rules = load_rules(rules)
+    num_players = check_num_players(num_players)
+    if isinstance(spec, Path) or (isinstance(spec, str) and spec.endswith(".npz")):
+        return PolicyAgent(spec)
+    if not isinstance(spec, str):
+        raise ValueError(f"agent spec {spec!r} must be a string: one of {', '.join(available())} or a .npz path")
+    name, _, option_text = spec.partition(":")
+    options = _parse_options(name, option_text)
+    if name == "random":
+        return RandomAgent(seed)
+    if name == "greedy":
+        return GreedyAgent(rules)
+    if name == "expert":
+        return ExpertAgent(rules, num_players, seed=seed, **options)
+    if name in shipped_policies():
+        return PolicyAgent(POLICY_DIR / f"{name}.npz")
+    raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(available())}, or a path to a .npz policy")
+
+
+__all__ = ["Agent", "ExpertAgent", "GreedyAgent", "PolicyAgent", "RandomAgent", "available", "load",
+           "shipped_policies"]

@@ -1,0 +1,168 @@
+"""``expert``: a determinized Monte Carlo search agent that sees only its observation.
+
+For each decision it samples the hidden cards (other hands, the stock) consistently
+with the public information in its observation -- its own hand, the discard pile,
+every hand's size, and the suits each opponent drew or passed on since his last
+play (a greedy opponent holds no card of those suits, wild cards aside) -- then
+plays every candidate action out to the hand's end with the greedy policy for all
+players, on the same samples for every candidate (common random numbers), and picks
+the candidate with the best mean result.
+
+Budget: ``simulations`` samples per decision, or ``time_ms`` per decision (whichever
+is given; both cap the search). Voluntary draws are pruned while a non-wild card
+can be played, the main blunder of naive Monte Carlo on noisy estimates.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from c8env.agents.heuristic import greedy_action
+from c8env.agents.view import view_from_state
+from c8env.cards import NUM_CARDS, NUM_RANKS, RANK_MASKS, RANKS, SUITS, card_text
+from c8env.crazy_eights import OBS_LAYOUT
+from c8env.engine import ANNOUNCE, DRAW, PHASE_NAMES, State
+from c8env.rules import RuleSet
+
+_L = {name: (s.start, s.stop) for name, s in OBS_LAYOUT.items()}
+_MAX_ROLLOUT_STEPS = 2_000
+
+
+def public_position(observation: dict, rules: RuleSet) -> tuple[dict, list[int], list[int]]:
+    """The observer's position as a state dict with the observer at seat 0 and the other hands
+    empty, the card ids nobody has seen, and the opponents' hand sizes (seats 1..n-1)."""
+    obs = np.asarray(observation["observation"])
+
+    def part(name: str) -> np.ndarray:
+        a, b = _L[name]
+        return obs[a:b]
+
+    n = int(np.argmax(part("num_players"))) + 2
+    decks = rules.num_decks(n)
+    hand_counts = part("hand").astype(int)
+    discard_counts = part("discard_pile").astype(int)
+    top = int(np.argmax(part("top_card")))
+    discard = [c for c in range(NUM_CARDS) for _ in range(discard_counts[c] - (c == top))] + [top]
+    unseen = [c for c in range(NUM_CARDS) for _ in range(decks - hand_counts[c] - discard_counts[c])]
+    sizes = [int(x) for x in part("opponent_hand_sizes")[: n - 1]]
+    rank_onehot = part("rank_to_follow")
+    voids = part("opponent_voids")
+    data = {
+        "num_players": n,
+        "hands": [[card_text(c) for c in range(NUM_CARDS) for _ in range(hand_counts[c])]] + [[] for _ in sizes],
+        "stock": [],
+        "discard": [card_text(c) for c in discard],
+        "current_player": 0,
+        "suit_to_follow": "*" if part("any_card")[0] else SUITS[int(np.argmax(part("suit_to_follow")))],
+        "rank_to_follow": RANKS[int(np.argmax(rank_onehot))] if rank_onehot.any() else None,
+        "direction": int(part("direction")[0]),
+        "phase": PHASE_NAMES[int(np.argmax(part("phase")))],
+        "pending_draw": int(part("pending_draw")[0]),
+        "draws_this_turn": int(part("draws_this_turn")[0]),
+        "scores": [int(x) for x in part("scores")[:n]],
+        "countdown": [int(x) for x in part("countdown")[:n]] if rules.countdown else [8] * n,
+        "voids": [[]] + [[SUITS[s] for s in range(4) if voids[4 * k + s]] for k in range(n - 1)],
+    }
+    return data, unseen, sizes
+
+
+class ExpertAgent:
+    """Determinized Monte Carlo search with greedy rollouts (see the module docstring)."""
+
+    def __init__(self, rules: RuleSet, num_players: int, simulations: int = 40, time_ms: float | None = None,
+                 seed: int | None = None, reward: str = "win") -> None:
+        if not isinstance(simulations, int) or simulations < 1:
+            raise ValueError(f"expert simulations={simulations!r} is invalid; allowed: an int >= 1")
+        if time_ms is not None and not time_ms > 0:
+            raise ValueError(f"expert time_ms={time_ms!r} is invalid; allowed: None or a number > 0")
+        if reward not in ("win", "points"):
+            raise ValueError(f"expert reward={reward!r} is invalid; allowed: 'win' or 'points'")
+        self.rules = rules
+        self.num_players = num_players
+        self.simulations = simulations
+        self.time_ms = time_ms
+        self.reward = reward
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: dict) -> int:
+        legal = np.flatnonzero(observation["action_mask"]).tolist()
+        if not legal:
+            raise ValueError("ExpertAgent.act: the action mask has no legal action (not this agent's turn?)")
+        if len(legal) == 1:
+            return legal[0]
+        if ANNOUNCE in legal:
+            return ANNOUNCE
+        data, unseen, sizes = public_position(observation, self.rules)
+        voids = [sum(1 << SUITS.index(s) for s in seat_voids) for seat_voids in data["voids"]]
+        wilds = [self._wild_mask(count) for count in data["countdown"]]
+        first = self._deal_hidden(unseen, sizes, voids, wilds)
+        data["hands"][1:] = [[card_text(c) for c in first[seat]] for seat in range(1, len(sizes) + 1)]
+        data["stock"] = [card_text(c) for c in first["stock"]]
+        public = State.from_dict(data, rules=self.rules, seed=int(self.rng.integers(2**63)))
+        candidates = self._candidates(public, legal)
+        if len(candidates) == 1:
+            return candidates[0]
+        totals = np.zeros(len(candidates))
+        deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000
+        for sample in range(self.simulations):
+            if sample == 0:
+                world = public
+            else:
+                dealt = self._deal_hidden(unseen, sizes, voids, wilds)
+                world = public.with_hidden_cards({s: dealt[s] for s in range(1, len(sizes) + 1)}, dealt["stock"])
+            for i, action in enumerate(candidates):
+                totals[i] += self._rollout(world, action)
+            if deadline is not None and time.perf_counter() > deadline:
+                break
+        return candidates[int(np.argmax(totals))]
+
+    def _wild_mask(self, count: int) -> int:
+        if self.rules.countdown:
+            return RANK_MASKS[count - 1] if count > 0 else 0
+        return self.rules._wild_mask
+
+    def _candidates(self, public: State, legal: list[int]) -> list[int]:
+        """Legal actions worth searching: no voluntary draw while a non-wild card fits."""
+        wild = public.wild_mask(0)
+        if DRAW in legal and not public.pending and any(a < NUM_CARDS and not (wild >> a) & 1 for a in legal):
+            return [a for a in legal if a != DRAW]
+        return legal
+
+    def _deal_hidden(self, unseen: list[int], sizes: list[int], voids: list[int], wilds: list[int]) -> dict:
+        """Deal the unseen cards: opponents avoid the suits they are void in where possible;
+        the rest, in random order, is the stock. Keys: seats 1..n-1 and "stock"."""
+        pool = [unseen[i] for i in self.rng.permutation(len(unseen))]
+        dealt: dict = {}
+        for seat in sorted(range(1, len(sizes) + 1), key=lambda s: -bin(voids[s]).count("1")):
+            void, wild, want = voids[seat], wilds[seat], sizes[seat - 1]
+            take, rest = [], []
+            for card in pool:
+                if len(take) < want and (not (void >> (card // NUM_RANKS)) & 1 or (wild >> card) & 1):
+                    take.append(card)
+                else:
+                    rest.append(card)
+            while len(take) < want and rest:
+                take.append(rest.pop())
+            dealt[seat] = take
+            pool = rest
+        dealt["stock"] = pool
+        return dealt
+
+    def _rollout(self, world: State, action: int) -> float:
+        state = world.copy()
+        state.apply(action)
+        rules = self.rules
+        steps = 0
+        while not state.hand_over and steps < _MAX_ROLLOUT_STEPS:
+            legal = state.legal_actions()
+            state.apply(legal[0] if len(legal) == 1 else greedy_action(view_from_state(state), rules))
+            steps += 1
+        if not state.hand_over:
+            return 0.0
+        if self.reward == "points":
+            return float(state.hand_transfers()[0])
+        if state.winner is None:
+            return 0.0
+        return 1.0 if state.winner == 0 else -1.0 / (state.num_players - 1)

@@ -1,0 +1,105 @@
+"""Built-in opponents without search: ``random`` and ``greedy``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from c8env.agents.view import View, view_from_observation
+from c8env.cards import NUM_CARDS, NUM_RANKS, SUIT_MASKS, iter_bits
+from c8env.engine import ANNOUNCE, ANNOUNCE_PHASE, DECLARE, DECLARE_BASE, DRAW, PASS, STOP
+from c8env.rules import ANY_NEXT, DRAW_EFFECT, SKIP, RuleSet
+
+# Greedy's weights, in card points.
+_LONG_SUIT = 2  # per other card held in the played card's suit
+_NEXT_VOID = 8  # the next player just drew or passed on this suit
+_ATTACK_CLOSE, _ATTACK_FAR = 12, 2  # skip / draw card when the next player holds <= 2 cards, or more
+_ANY_NEXT = -5  # a card that lets the next player play anything
+_KEEP_WILD = 60  # keep wild cards while every opponent holds more than 2 cards
+
+
+class RandomAgent:
+    """Uniformly random legal actions, from a seeded generator."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: dict) -> int:
+        legal = np.flatnonzero(observation["action_mask"])
+        if legal.size == 0:
+            raise ValueError("RandomAgent.act: the action mask has no legal action (not this agent's turn?)")
+        return int(legal[self.rng.integers(legal.size)])
+
+
+def best_suit(view: View, rules: RuleSet) -> int:
+    """Suit to declare: the one held most (non-wild cards), then the next player's void, then points."""
+    points = rules._card_point_table
+    score = [0.0] * 4
+    for held in (view.hand_bits, view.hand_dups):
+        for card in iter_bits(held & ~view.wild_mask):
+            score[card // NUM_RANKS] += 100 + points[card]
+    for suit in range(4):
+        if (view.next_voids >> suit) & 1:
+            score[suit] += 150
+    return max(range(4), key=lambda s: score[s])
+
+
+def greedy_action(view: View, rules: RuleSet) -> int:
+    """The seeds' advice as a fast heuristic.
+
+    Shed high-point cards first, follow the suit held most, keep wild cards for when
+    nothing else fits (but shed them once an opponent is close to going out),
+    declare the suit held most, move play to a suit the next player just drew on,
+    attack with skips and draw cards near the end, stack draw penalties, play a
+    drawn card that fits, announce "last card", call stop whenever allowed.
+    """
+    legal = view.legal
+    if len(legal) == 1:
+        return legal[0]
+    if view.phase == DECLARE:
+        return DECLARE_BASE + best_suit(view, rules)
+    if view.phase == ANNOUNCE_PHASE:
+        return ANNOUNCE
+    if STOP in legal:
+        return STOP
+    points, effects = rules._card_point_table, rules._effect_table
+    wild_mask = view.wild_mask
+    plain, plain_dups = view.hand_bits & ~wild_mask, view.hand_dups & ~wild_mask
+    suit_counts = [(plain & m).bit_count() + (plain_dups & m).bit_count() for m in SUIT_MASKS]
+    close = view.min_opponent_size <= 2
+    best, best_score = -1, float("-inf")
+    for action in legal:
+        if action >= NUM_CARDS:
+            break
+        if (wild_mask >> action) & 1:
+            score = points[action] - (0 if close else _KEEP_WILD)
+        else:
+            suit = action // NUM_RANKS
+            score = points[action] + _LONG_SUIT * (suit_counts[suit] - 1)
+            if (view.next_voids >> suit) & 1:
+                score += _NEXT_VOID
+            effect = effects[action]
+            if effect == SKIP or effect == DRAW_EFFECT:
+                score += _ATTACK_CLOSE if view.next_size <= 2 else _ATTACK_FAR
+            elif effect == ANY_NEXT:
+                score += _ANY_NEXT
+        if score > best_score:
+            best, best_score = action, score
+    if best >= 0:
+        return best
+    return DRAW if DRAW in legal else PASS
+
+
+class GreedyAgent:
+    """The fast heuristic of :func:`greedy_action`, acting from the env's observation.
+
+    Deterministic given the observation (ties go to the lowest action id).
+    """
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+
+    def act(self, observation: dict) -> int:
+        view = view_from_observation(observation)
+        if not view.legal:
+            raise ValueError("GreedyAgent.act: the action mask has no legal action (not this agent's turn?)")
+        return greedy_action(view, self.rules)

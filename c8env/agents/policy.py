@@ -1,0 +1,88 @@
+"""Trained policies exported for play with NumPy alone (no torch at play time).
+
+File format (``.npz``, written by ``training/export.py`` or :func:`save_policy`):
+
+- ``meta``: a 0-d string array holding JSON: ``{"format": "c8env-policy", "version": 1,
+  "activation": "tanh" | "relu", "obs_size": 245, "num_actions": 60, "num_players": int,
+  "rules": {RuleSet fields}, "description": str}``;
+- ``w0, b0, w1, b1, ...``: the layers of the policy network, ``w`` of shape
+  ``(out, in)`` (torch's ``nn.Linear`` layout), the last layer giving 60 action logits.
+
+The agent plays the masked argmax of the logits: the deterministic action of the
+exported SB3 ``MaskablePPO`` policy.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from c8env.crazy_eights import OBS_SIZE
+from c8env.engine import NUM_ACTIONS
+
+FORMAT = "c8env-policy"
+VERSION = 1
+_ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
+
+
+def save_policy(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
+                num_players: int, rules: dict[str, Any], description: str = "") -> Path:
+    """Write a policy file from ``(weight, bias)`` pairs (weights ``(out, in)``)."""
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"activation={activation!r} is invalid; allowed: {', '.join(_ACTIVATIONS)}")
+    meta = {"format": FORMAT, "version": VERSION, "activation": activation, "obs_size": OBS_SIZE,
+            "num_actions": NUM_ACTIONS, "num_players": num_players, "rules": rules, "description": description}
+    arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(meta))}
+    for i, (weight, bias) in enumerate(layers):
+        arrays[f"w{i}"] = np.asarray(weight, dtype=np.float32)
+        arrays[f"b{i}"] = np.asarray(bias, dtype=np.float32)
+    path = Path(path)
+    with path.open("wb") as fh:
+        np.savez(fh, **arrays)
+    return path
+
+
+class PolicyAgent:
+    """Plays an exported policy file: masked argmax of an MLP's logits, NumPy only."""
+
+    def __init__(self, path: str | Path) -> None:
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"policy file {str(path)!r} does not exist")
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                meta = json.loads(str(data["meta"]))
+                count = sum(1 for key in data.files if key.startswith("w"))
+                self.layers = [(data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32))
+                               for i in range(count)]
+        except (OSError, KeyError, ValueError) as err:
+            raise ValueError(f"{str(path)!r} is not a c8env policy file ({err})") from None
+        if meta.get("format") != FORMAT or meta.get("version") != VERSION:
+            raise ValueError(f"{str(path)!r} is not a {FORMAT} v{VERSION} file (meta: {meta})")
+        if meta["obs_size"] != OBS_SIZE or meta["num_actions"] != NUM_ACTIONS or not self.layers:
+            raise ValueError(
+                f"{str(path)!r} expects observations of {meta['obs_size']} and {meta['num_actions']} actions; "
+                f"this c8env has {OBS_SIZE} and {NUM_ACTIONS}"
+            )
+        self.meta = meta
+        self.activation = _ACTIVATIONS[meta["activation"]]
+
+    def logits(self, vector: np.ndarray) -> np.ndarray:
+        """Action logits for one observation vector (or a batch, shape ``(batch, obs_size)``)."""
+        x = np.asarray(vector, dtype=np.float32)
+        last = len(self.layers) - 1
+        for i, (weight, bias) in enumerate(self.layers):
+            x = x @ weight.T + bias
+            if i < last:
+                x = self.activation(x)
+        return x
+
+    def act(self, observation: dict) -> int:
+        mask = np.asarray(observation["action_mask"])
+        if not mask.any():
+            raise ValueError("PolicyAgent.act: the action mask has no legal action (not this agent's turn?)")
+        logits = self.logits(observation["observation"])
+        return int(np.argmax(np.where(mask.astype(bool), logits, -np.inf)))
