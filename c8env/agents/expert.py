@@ -16,14 +16,15 @@ can be played, the main blunder of naive Monte Carlo on noisy estimates.
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import numpy as np
 
 from c8env.agents.heuristic import greedy_action
 from c8env.agents.view import view_from_state
-from c8env.cards import NUM_CARDS, NUM_RANKS, RANK_MASKS, RANKS, SUITS, card_text
+from c8env.cards import NUM_CARDS, RANK_MASKS, RANKS, SUIT_MASKS, SUITS, card_text
 from c8env.crazy_eights import OBS_LAYOUT
-from c8env.engine import ANNOUNCE, DRAW, PHASE_NAMES, State
+from c8env.engine import ANNOUNCE, DRAW, PHASE_NAMES, PLAY, State
 from c8env.rules import RuleSet
 
 _L = {name: (s.start, s.stop) for name, s in OBS_LAYOUT.items()}
@@ -68,10 +69,21 @@ def public_position(observation: dict, rules: RuleSet) -> tuple[dict, list[int],
     return data, unseen, sizes
 
 
+class _AfterMove(NamedTuple):
+    """What the expert remembers of its own last decision (2 players)."""
+
+    kept: int  # bit set of the cards it kept in hand
+    scores: tuple[int, ...]
+    opponent_to_move: bool  # the move ended its turn and the opponent plays next, owing no penalty
+    follow: int  # bit set of the cards the opponent could then play (wild cards included)
+    top: int
+    opponent_size: int
+
+
 class ExpertAgent:
     """Determinized Monte Carlo search with greedy rollouts (see the module docstring)."""
 
-    def __init__(self, rules: RuleSet, num_players: int, simulations: int = 40, time_ms: float | None = None,
+    def __init__(self, rules: RuleSet, num_players: int, simulations: int = 100, time_ms: float | None = None,
                  seed: int | None = None, reward: str = "win") -> None:
         if not isinstance(simulations, int) or simulations < 1:
             raise ValueError(f"expert simulations={simulations!r} is invalid; allowed: an int >= 1")
@@ -85,38 +97,91 @@ class ExpertAgent:
         self.time_ms = time_ms
         self.reward = reward
         self.rng = np.random.default_rng(seed)
+        self._last: _AfterMove | None = None
+        self._known: tuple[int, int] | None = None  # (cards the opponent cannot hold, how many of his cards)
 
     def act(self, observation: dict) -> int:
         legal = np.flatnonzero(observation["action_mask"]).tolist()
         if not legal:
             raise ValueError("ExpertAgent.act: the action mask has no legal action (not this agent's turn?)")
-        if len(legal) == 1:
-            return legal[0]
         if ANNOUNCE in legal:
             return ANNOUNCE
         data, unseen, sizes = public_position(observation, self.rules)
-        voids = [sum(1 << SUITS.index(s) for s in seat_voids) for seat_voids in data["voids"]]
-        wilds = [self._wild_mask(count) for count in data["countdown"]]
-        first = self._deal_hidden(unseen, sizes, voids, wilds)
+        requirements = self._requirements(data, sizes)
+        first = self._deal_hidden(unseen, sizes, requirements)
         data["hands"][1:] = [[card_text(c) for c in first[seat]] for seat in range(1, len(sizes) + 1)]
         data["stock"] = [card_text(c) for c in first["stock"]]
         public = State.from_dict(data, rules=self.rules, seed=int(self.rng.integers(2**63)))
+        if self.num_players == 2:
+            self._infer(public)
         candidates = self._candidates(public, legal)
         if len(candidates) == 1:
-            return candidates[0]
+            action = candidates[0]
+        else:
+            action = self._search(public, unseen, sizes, requirements, candidates)
+        if self.num_players == 2:
+            self._remember(public, action)
+        return action
+
+    def _search(self, public: State, unseen: list[int], sizes: list[int], requirements: dict,
+                candidates: list[int]) -> int:
         totals = np.zeros(len(candidates))
         deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000
         for sample in range(self.simulations):
             if sample == 0:
                 world = public
             else:
-                dealt = self._deal_hidden(unseen, sizes, voids, wilds)
+                dealt = self._deal_hidden(unseen, sizes, requirements)
                 world = public.with_hidden_cards({s: dealt[s] for s in range(1, len(sizes) + 1)}, dealt["stock"])
             for i, action in enumerate(candidates):
                 totals[i] += self._rollout(world, action)
             if deadline is not None and time.perf_counter() > deadline:
                 break
         return candidates[int(np.argmax(totals))]
+
+    # ----- inference from the opponent's draws (2 players) ------------------------------------------
+    def _remember(self, public: State, action: int) -> None:
+        after = public.copy()
+        after.apply(action)
+        kept = public.bits[0] & ~(1 << action) if action < NUM_CARDS else public.bits[0]
+        to_move = after.phase == PLAY and after.current_player == 1 and not after.pending
+        follow = (after._follow | after.wild_mask(1)) if to_move else 0
+        self._last = _AfterMove(kept, tuple(public.scores), to_move, follow, after.discard[-1], after.sizes[1])
+        if after.hand_over:
+            self._last, self._known = None, None
+
+    def _infer(self, public: State) -> None:
+        """A greedy opponent draws only when nothing fits and then plays the card that fits: after he
+        drew (or passed), none of his cards fits what he had to follow."""
+        last = self._last
+        if last is None:
+            return
+        if last.kept & ~public.bits[0] or tuple(public.scores) != last.scores:  # a new hand
+            self._last, self._known = None, None
+            return
+        if not last.opponent_to_move:
+            return
+        played = public.discard[-1] != last.top
+        drew = public.sizes[1] - last.opponent_size + played
+        if drew >= 1 or not played:
+            self._known = (last.follow, public.sizes[1])
+        elif self._known is not None:
+            self._known = (self._known[0], min(self._known[1], public.sizes[1]))
+
+    def _requirements(self, data: dict, sizes: list[int]) -> dict[int, list[tuple[int, int]]]:
+        """Per opponent seat: (cards he cannot hold, how many of his cards) constraints, strictest first."""
+        out: dict[int, list[tuple[int, int]]] = {}
+        for seat in range(1, len(sizes) + 1):
+            wild = self._wild_mask(data["countdown"][seat])
+            void = 0
+            for suit in data["voids"][seat]:
+                void |= SUIT_MASKS[SUITS.index(suit)]
+            void &= ~wild
+            rules = [(void, sizes[seat - 1])]
+            if seat == 1 and self._known is not None and self.num_players == 2:
+                rules.insert(0, (self._known[0] | void, min(self._known[1], sizes[0])))
+            out[seat] = rules
+        return out
 
     def _wild_mask(self, count: int) -> int:
         if self.rules.countdown:
@@ -130,23 +195,25 @@ class ExpertAgent:
             return [a for a in legal if a != DRAW]
         return legal
 
-    def _deal_hidden(self, unseen: list[int], sizes: list[int], voids: list[int], wilds: list[int]) -> dict:
-        """Deal the unseen cards: opponents avoid the suits they are void in where possible;
+    def _deal_hidden(self, unseen: list[int], sizes: list[int], requirements: dict) -> dict:
+        """Deal the unseen cards so that each opponent's constraints hold where possible;
         the rest, in random order, is the stock. Keys: seats 1..n-1 and "stock"."""
         pool = [unseen[i] for i in self.rng.permutation(len(unseen))]
         dealt: dict = {}
-        for seat in sorted(range(1, len(sizes) + 1), key=lambda s: -bin(voids[s]).count("1")):
-            void, wild, want = voids[seat], wilds[seat], sizes[seat - 1]
-            take, rest = [], []
-            for card in pool:
-                if len(take) < want and (not (void >> (card // NUM_RANKS)) & 1 or (wild >> card) & 1):
-                    take.append(card)
-                else:
-                    rest.append(card)
-            while len(take) < want and rest:
-                take.append(rest.pop())
+        for seat in range(1, len(sizes) + 1):
+            take: list[int] = []
+            for forbidden, count in requirements[seat]:
+                want = min(count, sizes[seat - 1])
+                rest = []
+                for card in pool:
+                    if len(take) < want and not (forbidden >> card) & 1:
+                        take.append(card)
+                    else:
+                        rest.append(card)
+                pool = rest
+            while len(take) < sizes[seat - 1] and pool:
+                take.append(pool.pop())
             dealt[seat] = take
-            pool = rest
         dealt["stock"] = pool
         return dealt
 
