@@ -5,6 +5,8 @@
 and, when installed, on Shimmy's OpenSpiel crazy_eights and PettingZoo's
 ``connect_four_v3``, in the same run.
 
+``python -m c8env.bench expert`` times the expert's decisions against greedy.
+
 ``python -m c8env.bench engine`` measures engine decisions per second for random
 play as an outside Python loop drives it (``state.legal_actions()``,
 ``random.Random.choice``, ``state.apply``), median of 5 runs, and, when the
@@ -115,6 +117,35 @@ def bench_env(steps: int) -> None:
             print(f"{name:<32} | {rate:10,.0f} | {ours / rate:.2f}x")
 
 
+def bench_expert(hands: int, spec: str = "expert") -> None:
+    """Time per decision of a search agent playing 2-player hands against greedy (forced moves included)."""
+    from c8env.agents import load
+    from c8env.agents.view import StateObservation
+
+    times: list[float] = []
+    searched: list[float] = []
+    for hand in range(hands):
+        state = State.new(2, "standard", seed=hand)
+        expert = load(spec, num_players=2, seed=hand)
+        greedy = load("greedy", num_players=2)
+        seat = hand % 2
+        while not state.hand_over:
+            if state.current_player == seat:
+                options = len(state.legal_actions())
+                start = time.perf_counter()
+                action = expert.act(StateObservation(state, seat))
+                elapsed = time.perf_counter() - start
+                times.append(elapsed)
+                if options > 1:
+                    searched.append(elapsed)
+            else:
+                action = greedy.act(StateObservation(state, state.current_player))
+            state.apply(action)
+    print(f"{spec}: {len(times)} decisions in {hands} hands vs greedy; ms per decision: "
+          f"mean {1000 * statistics.mean(times):.1f}, median {1000 * statistics.median(times):.1f}; "
+          f"with a choice ({len(searched)}): mean {1000 * statistics.mean(searched):.1f}")
+
+
 def median_rate(measure: Callable[[int, int, int], float | None], num_players: int, decisions: int) -> float | None:
     rates = [measure(num_players, decisions, run) for run in range(RUNS)]
     return None if rates[0] is None else statistics.median(rates)
@@ -133,7 +164,9 @@ def bench_engine(decisions: int) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["engine", "env", "all"], help="what to benchmark")
+    parser.add_argument("what", choices=["engine", "env", "expert", "all"], help="what to benchmark")
+    parser.add_argument("--hands", type=int, default=50, help="hands for the expert timing")
+    parser.add_argument("--spec", default="expert", help="search agent spec for the expert timing")
     parser.add_argument("--decisions", type=int, default=200_000, help="engine decisions per run")
     parser.add_argument("--steps", type=int, default=30_000, help="env steps per run")
     args = parser.parse_args(argv)
@@ -141,6 +174,8 @@ def main(argv: list[str] | None = None) -> None:
         bench_engine(args.decisions)
     if args.what in ("env", "all"):
         bench_env(args.steps)
+    if args.what in ("expert", "all"):
+        bench_expert(args.hands, args.spec)
 
 
 if __name__ == "__main__":

@@ -67,6 +67,11 @@ def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players
     rules = load_rules(rules)
     num_players = check_num_players(num_players)
     if isinstance(spec, Path) or (isinstance(spec, str) and spec.endswith(".npz")):
+        if not Path(spec).is_file():
+            raise ValueError(
+                f"agent spec {str(spec)!r}: no such policy file; allowed: {', '.join(available())}, "
+                "or the path of an existing .npz policy file"
+            )
         return PolicyAgent(spec)
     if not isinstance(spec, str):
         raise ValueError(f"agent spec {spec!r} must be a string: one of {', '.join(available())} or a .npz path")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from c8env.agents.view import View, view_from_observation
+from c8env.agents.view import StateObservation, View, view_from_observation
 from c8env.cards import NUM_CARDS, NUM_RANKS, SUIT_MASKS, iter_bits
 from c8env.engine import ANNOUNCE, ANNOUNCE_PHASE, DECLARE, DECLARE_BASE, DRAW, PASS, STOP
 from c8env.rules import ANY_NEXT, DRAW_EFFECT, SKIP, RuleSet
@@ -24,10 +24,13 @@ class RandomAgent:
         self.rng = np.random.default_rng(seed)
 
     def act(self, observation: dict) -> int:
-        legal = np.flatnonzero(observation["action_mask"])
-        if legal.size == 0:
+        if isinstance(observation, StateObservation):
+            legal = observation.legal_actions()
+        else:
+            legal = np.flatnonzero(observation["action_mask"]).tolist()
+        if not legal:
             raise ValueError("RandomAgent.act: the action mask has no legal action (not this agent's turn?)")
-        return int(legal[self.rng.integers(legal.size)])
+        return legal[self.rng.integers(len(legal))]
 
 
 def best_suit(view: View, rules: RuleSet) -> int:
@@ -99,7 +102,10 @@ class GreedyAgent:
         self.rules = rules
 
     def act(self, observation: dict) -> int:
-        view = view_from_observation(observation)
+        if isinstance(observation, StateObservation):
+            view = observation.view()
+        else:
+            view = view_from_observation(observation)
         if not view.legal:
             raise ValueError("GreedyAgent.act: the action mask has no legal action (not this agent's turn?)")
         return greedy_action(view, self.rules)

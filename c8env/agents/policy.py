@@ -45,6 +45,22 @@ def save_policy(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]], a
     return path
 
 
+def _check_layers(path: Path, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Layer shapes must chain from the observation vector to the 60 action logits."""
+    if not layers:
+        raise ValueError(f"{str(path)!r} holds no layers (arrays w0, b0, ...)")
+    width = OBS_SIZE
+    for i, (weight, bias) in enumerate(layers):
+        if weight.ndim != 2 or weight.shape[1] != width or bias.shape != (weight.shape[0],):
+            raise ValueError(
+                f"{str(path)!r}: layer {i} has w{i} {weight.shape} and b{i} {bias.shape}; "
+                f"expected w{i} (out, {width}) and b{i} (out,)"
+            )
+        width = weight.shape[0]
+    if width != NUM_ACTIONS:
+        raise ValueError(f"{str(path)!r}: the last layer gives {width} outputs; expected {NUM_ACTIONS} action logits")
+
+
 class PolicyAgent:
     """Plays an exported policy file: masked argmax of an MLP's logits, NumPy only."""
 
@@ -53,20 +69,28 @@ class PolicyAgent:
         if not path.is_file():
             raise ValueError(f"policy file {str(path)!r} does not exist")
         try:
-            with np.load(path, allow_pickle=False) as data:
+            with path.open("rb") as fh, np.load(fh, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))
                 count = sum(1 for key in data.files if key.startswith("w"))
                 self.layers = [(data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32))
                                for i in range(count)]
-        except (OSError, KeyError, ValueError) as err:
-            raise ValueError(f"{str(path)!r} is not a c8env policy file ({err})") from None
-        if meta.get("format") != FORMAT or meta.get("version") != VERSION:
+        except Exception as err:  # any unreadable file (not a zip, truncated, missing arrays, bad JSON)
+            raise ValueError(f"{str(path)!r} is not a c8env policy file ({type(err).__name__}: {err})") from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("version") != VERSION:
             raise ValueError(f"{str(path)!r} is not a {FORMAT} v{VERSION} file (meta: {meta})")
-        if meta["obs_size"] != OBS_SIZE or meta["num_actions"] != NUM_ACTIONS or not self.layers:
+        missing = [key for key in ("activation", "obs_size", "num_actions") if key not in meta]
+        if missing:
+            raise ValueError(f"{str(path)!r}: meta lacks the key(s) {missing}")
+        if meta["activation"] not in _ACTIVATIONS:
+            raise ValueError(
+                f"{str(path)!r}: activation {meta['activation']!r} is invalid; allowed: {', '.join(_ACTIVATIONS)}"
+            )
+        if meta["obs_size"] != OBS_SIZE or meta["num_actions"] != NUM_ACTIONS:
             raise ValueError(
                 f"{str(path)!r} expects observations of {meta['obs_size']} and {meta['num_actions']} actions; "
                 f"this c8env has {OBS_SIZE} and {NUM_ACTIONS}"
             )
+        _check_layers(path, self.layers)
         self.meta = meta
         self.activation = _ACTIVATIONS[meta["activation"]]
 

@@ -7,12 +7,13 @@ faster, straight from an engine state for the player to act (:func:`view_from_st
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
 import numpy as np
 
 from c8env.cards import NUM_CARDS, RANK_MASKS
-from c8env.crazy_eights import OBS_LAYOUT
+from c8env.crazy_eights import OBS_LAYOUT, encode_observation
 from c8env.engine import ANY_SUIT, State
 
 _L = {name: (s.start, s.stop) for name, s in OBS_LAYOUT.items()}
@@ -95,3 +96,46 @@ def view_from_observation(observation: dict) -> View:
         min_opponent_size=min(sizes),
     )
 
+
+
+class StateObservation(Mapping):
+    """The env's observation dict for one seat of an engine state, each key computed on first access.
+
+    Built-in agents recognise it and read the same public facts straight from the state
+    (:meth:`view`, :meth:`legal_actions`) instead of decoding the vector; evaluation and
+    search use it to skip encoding.
+    """
+
+    __slots__ = ("_state", "_seat", "_cache")
+
+    def __init__(self, state: State, seat: int) -> None:
+        self._state, self._seat, self._cache = state, seat, {}
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key not in self._cache:
+            if key == "observation":
+                self._cache[key] = encode_observation(self._state, self._seat)
+            elif key == "action_mask":
+                mask = np.zeros(60, dtype=np.int8)
+                mask[self.legal_actions()] = 1
+                self._cache[key] = mask
+            else:
+                raise KeyError(key)
+        return self._cache[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("observation", "action_mask"))
+
+    def __len__(self) -> int:
+        return 2
+
+    def legal_actions(self) -> list[int]:
+        """The observer's legal actions (empty when it is not his turn)."""
+        state = self._state
+        return state.legal_actions() if self._seat == state.current_player and not state.hand_over else []
+
+    def view(self) -> View:
+        """The observer's :class:`View` (same facts as :func:`view_from_observation`)."""
+        if self._seat != self._state.current_player:
+            raise ValueError("StateObservation.view: it is not this seat's turn")
+        return view_from_state(self._state)
