@@ -1,0 +1,360 @@
+"""A Gymnasium single-agent view of Crazy Eights, for Stable-Baselines3 and other single-agent libraries.
+
+:class:`SingleAgentEnv` seats one learner against opponent agents (``c8env.agents``
+specs or any object with ``act(observation) -> int``). It drives the engine
+directly -- the same rules, observation encoding and rewards as :func:`c8env.raw_env`,
+without the AEC bookkeeping -- so the learner's steps are cheap.
+
+Importing this module imports Gymnasium and ``c8env.agents`` (NumPy only), never torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from c8env.agents import PolicyAgent, load
+from c8env.agents.view import StateObservation
+from c8env.crazy_eights import OBS_SIZE, encode_observation, render_text
+from c8env.engine import NUM_ACTIONS, OVER, IllegalActionError, State, check_num_players
+from c8env.rules import RuleSet, load_rules
+
+#: Deals tried at one ``reset`` before giving up when every hand ends before the learner's first decision.
+MAX_REDEALS = 1_000
+_SEED_BOUND = 2**63
+_RESET_OPTIONS = ("state",)
+
+OpponentSpec = Any  # a spec string or Path, or an object with ``act(observation) -> int``
+Opponents = OpponentSpec | Sequence[OpponentSpec] | Callable[[np.random.Generator], Any]
+
+
+def _is_agent(obj: Any) -> bool:
+    return callable(getattr(obj, "act", None))
+
+
+class SingleAgentEnv(gymnasium.Env):
+    """Crazy Eights for one learning seat against built-in or custom opponents (Gymnasium API).
+
+    ## Action Space
+    ``Discrete(60)``, the action ids of :func:`c8env.raw_env` (0-51 play a card, 52-55
+    declare a suit, 56 draw, 57 pass, 58 announce "last card", 59 stop).
+    :meth:`action_masks` gives the learner's legal actions as a bool array (the
+    ``sb3_contrib`` ``MaskablePPO`` convention).
+
+    ## Observation Space
+    ``Box(-1, 1e6, (245,), float32)``: the learner's ``observation`` vector of the AEC
+    env (seat-relative, hidden cards never shown; ``c8env.OBS_LAYOUT`` names its parts).
+
+    ## Rewards
+    The learner's own reward of the AEC env, summed over everything that happened
+    since its previous decision (its move and the opponents' moves after it).
+    ``reward="win"``: +1 for winning a hand, -1/(n-1) for losing it, 0 for a tied
+    blocked hand. ``reward="points"``: the learner's zero-sum points transfer.
+
+    ## Starting State
+    ``reset`` deals a hand (or starts from ``options={"state": d}``, a dict in the
+    ``State.to_dict()`` format), seats the learner, and lets the opponents play until
+    it is the learner's turn. A deal in which the hand ends before the learner's
+    first decision (only possible with tiny hands or a stop threshold) is replaced
+    by a fresh deal; in match mode the finished hand's reward is added to the
+    learner's first step instead. ``reset(seed=s)`` makes everything reproducible:
+    the deal, the learner's seat and the seeds of the opponents built from specs.
+
+    ## Episode End
+    ``terminated`` when the hand ends (``episode="hand"``) or the match ends
+    (``episode="match"``), whoever made the last move. ``truncated`` when one hand
+    reaches ``max_steps`` moves (every player's moves count, as in the AEC env).
+
+    ## Arguments
+    - ``num_players`` (2-7), ``rules``, ``episode``, ``reward``, ``max_steps``,
+      ``render_mode`` (``ansi`` or ``human``): as :func:`c8env.raw_env`.
+    - ``opponents``: a spec for ``c8env.agents.load`` (``"random"``, ``"greedy"``,
+      ``"expert:simulations=20"``, a shipped policy name, a ``.npz`` path) used for every
+      opponent seat; an agent object (shared by every opponent seat); a list with one
+      spec or agent per opponent, clockwise from the learner; or a callable
+      ``(rng) -> any of those``, called at each reset with a seeded
+      ``numpy.random.Generator`` (self-play pools). Agents built from specs get seeds
+      drawn from the env's generator at each reset; policy files are loaded once.
+    - ``learner_seat``: ``None`` (a random seat each episode, from the env's seeded
+      generator) or a fixed seat.
+    - ``illegal_action``: ``"penalty"`` (default, like ``c8env.env()``'s
+      TerminateIllegalWrapper: the episode ends with ``illegal_reward`` and
+      ``info["illegal_action"]`` names the action; what Gymnasium's and SB3's
+      ``check_env`` and learners that cannot mask need) or ``"raise"`` (an illegal
+      learner action raises :class:`c8env.IllegalActionError` and changes nothing).
+
+    An opponent that returns an illegal action raises :class:`c8env.IllegalActionError`
+    naming the opponent, its seat and the move.
+
+    ## Example
+    >>> from c8env.wrappers import SingleAgentEnv
+    >>> env = SingleAgentEnv(num_players=2, opponents="greedy")
+    >>> obs, info = env.reset(seed=0)
+    >>> done = False
+    >>> while not done:
+    ...     legal = env.action_masks().nonzero()[0]
+    ...     obs, reward, terminated, truncated, info = env.step(int(legal[0]))
+    ...     done = terminated or truncated
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        rules: str | dict | RuleSet = "standard",
+        reward: str = "win",
+        episode: str = "hand",
+        opponents: Opponents = "random",
+        learner_seat: int | None = None,
+        max_steps: int | None = None,
+        render_mode: str | None = None,
+        illegal_action: str = "penalty",
+        illegal_reward: float = -1.0,
+    ) -> None:
+        self.num_players = n = check_num_players(num_players)
+        self.rules = load_rules(rules)
+        if episode not in ("hand", "match"):
+            raise ValueError(f"episode={episode!r} is invalid; allowed: 'hand' or 'match'")
+        if reward not in ("win", "points"):
+            raise ValueError(f"reward={reward!r} is invalid; allowed: 'win' or 'points'")
+        if max_steps is None:
+            max_steps = 100_000
+        if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+            raise ValueError(f"max_steps={max_steps!r} is invalid; allowed: None or an int >= 1")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r} is invalid; allowed: None, 'ansi' or 'human'")
+        if learner_seat is not None and (
+            not isinstance(learner_seat, (int, np.integer)) or isinstance(learner_seat, bool)
+            or not 0 <= learner_seat < n
+        ):
+            raise ValueError(f"learner_seat={learner_seat!r} is invalid; allowed: None or an int from 0 to {n - 1}")
+        if illegal_action not in ("raise", "penalty"):
+            raise ValueError(f"illegal_action={illegal_action!r} is invalid; allowed: 'raise' or 'penalty'")
+        self.episode = episode
+        self.reward_type = reward
+        self.max_steps = max_steps
+        self.render_mode = render_mode
+        self.fixed_seat = None if learner_seat is None else int(learner_seat)
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self.observation_space = spaces.Box(low=-1.0, high=1e6, shape=(OBS_SIZE,), dtype=np.float32)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+
+        self._policy_cache: dict[str, PolicyAgent] = {}
+        self._opponent_source = opponents
+        if callable(opponents) and not _is_agent(opponents):
+            self._fixed_entries = None
+        else:  # validate (and load policy files) now, so that a bad spec fails at construction
+            self._fixed_entries = self._entries(opponents)
+            for entry in self._fixed_entries:
+                self._build(entry, seed=None)
+
+        self.state: State | None = None
+        self.learner_seat: int = 0 if self.fixed_seat is None else self.fixed_seat
+        self.opponents: list[Any] = []  # by seat; None at the learner's seat
+        self._labels: list[str] = []
+        self._hand_steps = 0
+        self._pending_reward = 0.0
+        self._done = True
+
+    # ----- opponents --------------------------------------------------------------------------------
+    def _entries(self, value: Any) -> list[Any]:
+        """One spec or agent per opponent (clockwise from the learner)."""
+        count = self.num_players - 1
+        if isinstance(value, (str, Path)) or _is_agent(value):
+            return [value] * count
+        if isinstance(value, Sequence):
+            entries = list(value)
+            if len(entries) != count:
+                raise ValueError(
+                    f"opponents has {len(entries)} entries but {self.num_players} players need {count} "
+                    "(one spec or agent per opponent seat, clockwise from the learner)"
+                )
+            for entry in entries:
+                if not (isinstance(entry, (str, Path)) or _is_agent(entry)):
+                    raise ValueError(
+                        f"opponent {entry!r} is invalid; allowed: an agent spec string, a .npz path, "
+                        "or an object with act(observation) -> int"
+                    )
+            return entries
+        raise ValueError(
+            f"opponents={value!r} is invalid; allowed: an agent spec string, an object with "
+            "act(observation) -> int, a list of those (one per opponent), or a callable (rng) -> any of those"
+        )
+
+    def _build(self, entry: Any, seed: int | None) -> Any:
+        if _is_agent(entry):
+            return entry
+        key = str(entry)
+        if key in self._policy_cache:
+            return self._policy_cache[key]
+        agent = load(entry, rules=self.rules, num_players=self.num_players, seed=seed)
+        if isinstance(agent, PolicyAgent):  # deterministic: load the file once
+            self._policy_cache[key] = agent
+        return agent
+
+    @staticmethod
+    def _label(entry: Any) -> str:
+        return repr(str(entry)) if isinstance(entry, (str, Path)) else type(entry).__name__
+
+    def _seat_opponents(self, rng: np.random.Generator) -> None:
+        if self._fixed_entries is not None:
+            entries = self._fixed_entries
+        else:
+            pick_rng = np.random.default_rng(int(rng.integers(_SEED_BOUND)))
+            entries = self._entries(self._opponent_source(pick_rng))
+        seeds = rng.integers(_SEED_BOUND, size=len(entries))
+        n, learner = self.num_players, self.learner_seat
+        self.opponents = [None] * n
+        self._labels = ["learner"] * n
+        for k, (entry, seed) in enumerate(zip(entries, seeds, strict=True), start=1):
+            seat = (learner + k) % n
+            self.opponents[seat] = self._build(entry, int(seed))
+            self._labels[seat] = self._label(entry)
+
+    def _opponent_action(self, seat: int) -> int:
+        # Built-in agents read a StateObservation's facts straight from the state, without encoding.
+        return self.opponents[seat].act(StateObservation(self.state, seat))
+
+    # ----- Gymnasium API ----------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        options = options or {}
+        unknown = sorted(set(map(str, options)) - set(_RESET_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; allowed: {', '.join(_RESET_OPTIONS)}")
+        rng = self.np_random
+        n = self.num_players
+        self.learner_seat = int(rng.integers(n)) if self.fixed_seat is None else self.fixed_seat
+        self._seat_opponents(rng)
+        skipped = 0
+        for _ in range(MAX_REDEALS):
+            deal_seed = int(rng.integers(_SEED_BOUND))
+            if "state" in options:
+                self.state = State.from_dict(options["state"], rules=self.rules, seed=deal_seed)
+                if self.state.num_players != n:
+                    raise ValueError(f"options['state'] has {self.state.num_players} players but the env has {n}")
+                if self.state.hand_over:
+                    raise ValueError("options['state'] has phase 'over'; give a position with a move to make")
+            else:
+                self.state = State.new(n, self.rules, seed=deal_seed)
+            self._hand_steps = 0
+            self._done = False
+            reward, terminated, truncated, _ = self._play_opponents(0.0, {})
+            if not (terminated or truncated):
+                break
+            if "state" in options:
+                raise ValueError(
+                    f"options['state'] ends (or reaches max_steps) before the learner (seat {self.learner_seat}) "
+                    "has a move; give a position where the learner acts before the hand is over"
+                )
+            skipped += 1
+        else:
+            raise ValueError(
+                f"{MAX_REDEALS} deals in a row ended before the learner's first decision; check the rules "
+                "(hand_size, stop_threshold) and max_steps"
+            )
+        self._pending_reward = reward
+        info = {"learner_seat": self.learner_seat}
+        if skipped:
+            info["skipped_deals"] = skipped
+        if self.render_mode == "human":
+            self.render()
+        return encode_observation(self.state, self.learner_seat), info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self._done:
+            raise RuntimeError("step() called on a finished episode (or before reset()); call reset() first")
+        if isinstance(action, np.ndarray) and action.ndim == 0 and action.dtype.kind in "iu":
+            action = int(action)
+        state = self.state
+        if self.illegal_action == "raise":
+            state.apply(action)
+        else:
+            try:
+                state.apply(action)
+            except IllegalActionError:
+                self._done = True
+                info = {"learner_seat": self.learner_seat, "illegal_action": action}
+                return encode_observation(state, self.learner_seat), self.illegal_reward, True, False, info
+        self._hand_steps += 1
+        reward = self._pending_reward
+        self._pending_reward = 0.0
+        info = {"learner_seat": self.learner_seat}
+        reward, terminated, truncated, info = self._play_opponents(reward, info)
+        if self.render_mode == "human":
+            self.render()
+        return encode_observation(state, self.learner_seat), reward, terminated, truncated, info
+
+    def _play_opponents(self, reward: float, info: dict) -> tuple[float, bool, bool, dict]:
+        """Let the opponents move until the learner's turn, the episode's end or truncation."""
+        state = self.state
+        learner = self.learner_seat
+        while True:
+            if state.phase == OVER:
+                reward += self._learner_reward()
+                info["hand_winner"] = state.winner
+                info["end_reason"] = state.end_reason
+                info["scores"] = list(state.scores)
+                if self.episode == "match" and not state.match_over:
+                    state.next_hand()
+                    self._hand_steps = 0
+                    continue
+                if self.episode == "match":
+                    info["match_winner"] = state.match_winner
+                self._done = True
+                return reward, True, False, info
+            if self._hand_steps >= self.max_steps:
+                self._done = True
+                return reward, False, True, info
+            seat = state.current
+            if seat == learner:
+                return reward, False, False, info
+            action = self._opponent_action(seat)
+            try:
+                state.apply(action)
+            except IllegalActionError as err:
+                raise IllegalActionError(
+                    f"opponent {self._labels[seat]} at seat {seat} returned an illegal action: {err}"
+                ) from None
+            self._hand_steps += 1
+
+    def _learner_reward(self) -> float:
+        """The learner's reward for the finished hand (as the AEC env gives it)."""
+        state = self.state
+        if self.reward_type == "points":
+            return float(state.hand_transfers()[self.learner_seat])
+        if state.winner is None:
+            return 0.0
+        return 1.0 if state.winner == self.learner_seat else -1.0 / (self.num_players - 1)
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as a bool array of 60 (all False once the episode is over)."""
+        mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        if not self._done:
+            mask[self.state.legal_actions()] = True
+        return mask
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        if self.state is None:
+            raise RuntimeError("render() called before reset()")
+        text = f"learner: player_{self.learner_seat}\n{render_text(self.state)}"
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+__all__ = ["MAX_REDEALS", "SingleAgentEnv"]

@@ -1,0 +1,212 @@
+"""Built-in opponents (``c8env.agents``): legal moves in random games of every preset and player
+count, seeded reproducibility, ``available()``, bad specs, greedy's strength against random, and
+the expert's single-legal-action shortcut.
+
+Games run on ``c8env.raw_env`` (one agent per seat, each fed its own observation dict).
+"""
+
+from __future__ import annotations
+
+import copy
+import zipfile
+
+import numpy as np
+import pytest
+
+import c8env
+from c8env import DRAW, preset_names
+from c8env.agents import BUILTIN, ExpertAgent, GreedyAgent, PolicyAgent, RandomAgent, available, load
+from c8env.agents.policy import save_policy
+
+PRESETS = preset_names()
+PLAYER_COUNTS = range(2, 8)
+MAX_STEPS = 20_000  # a hand this long is truncated (every hand below ends well before)
+
+
+@pytest.fixture(scope="module")
+def policy_path(tmp_path_factory):
+    """A small random two-layer network in the exported policy format (biased against drawing, so
+    that its games end: a policy that always draws can hoard the whole deck)."""
+    rng = np.random.default_rng(0)
+    bias = rng.normal(0, 1.0, 60)
+    bias[DRAW] = -10.0
+    layers = [
+        (rng.normal(0, 0.1, (32, c8env.OBS_SIZE)), np.zeros(32)),
+        (rng.normal(0, 1.0, (60, 32)), bias),
+    ]
+    path = tmp_path_factory.mktemp("policy") / "tiny.npz"
+    return save_policy(path, layers, activation="tanh", num_players=2, rules={}, description="test")
+
+
+def play_hand(agents, rules, seed, max_steps=MAX_STEPS):
+    """Play one hand with one agent per seat; every action must be a legal int.
+    Returns (actions, env, truncated)."""
+    env = c8env.raw_env(num_players=len(agents), rules=rules, max_steps=max_steps)
+    env.reset(seed=seed)
+    actions, truncated = [], False
+    for agent_name in env.agent_iter():
+        obs, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            truncated |= truncation
+            env.step(None)
+            continue
+        seat = int(agent_name.split("_")[1])
+        action = agents[seat].act(obs)
+        assert isinstance(action, int), f"{type(agents[seat]).__name__} returned {action!r}"
+        assert obs["action_mask"][action] == 1, (
+            f"{type(agents[seat]).__name__} at seat {seat} returned illegal {action} "
+            f"(legal {np.flatnonzero(obs['action_mask']).tolist()})"
+        )
+        actions.append(action)
+        env.step(action)
+    assert env.state.hand_over != truncated
+    return actions, env, truncated
+
+
+# ----- legal moves ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("preset", PRESETS)
+def test_random_greedy_policy_play_legal_moves(preset, policy_path):
+    kinds = ["random", "greedy", str(policy_path), "random"]
+    for n in PLAYER_COUNTS:
+        for game in range(3):  # the seats rotate through the kinds
+            agents = [load(kinds[(seat + n + game) % len(kinds)], rules=preset, num_players=n, seed=seat)
+                      for seat in range(n)]
+            actions, _, truncated = play_hand(agents, preset, seed=10 * n + game)
+            assert actions and not truncated
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_expert_plays_legal_moves(preset):
+    n = 2 + PRESETS.index(preset) % 6
+    agents = [load("expert:simulations=5", rules=preset, num_players=n, seed=1)]
+    agents += [load("greedy", rules=preset, num_players=n) for _ in range(n - 1)]
+    _, env, truncated = play_hand(agents, preset, seed=PRESETS.index(preset))
+    assert env.state.hand_over and not truncated
+
+
+def test_load_returns_the_right_classes(policy_path):
+    rules = c8env.load_rules("standard")
+    assert isinstance(load("random"), RandomAgent)
+    assert isinstance(load("greedy", rules=rules), GreedyAgent)
+    expert = load("expert:simulations=7,time_ms=50", num_players=3)
+    assert isinstance(expert, ExpertAgent) and (expert.simulations, expert.time_ms) == (7, 50.0)
+    assert isinstance(load(policy_path), PolicyAgent)
+    assert isinstance(load(str(policy_path)), PolicyAgent)
+
+
+def test_policy_agent_plays_the_masked_argmax(policy_path):
+    agent = PolicyAgent(policy_path)
+    env = c8env.raw_env(num_players=2)
+    env.reset(seed=0)
+    obs = env.observe(env.agent_selection)
+    logits = agent.logits(obs["observation"])
+    legal = np.flatnonzero(obs["action_mask"])
+    assert agent.act(obs) == legal[np.argmax(logits[legal])]
+    assert agent.meta["description"] == "test"
+
+
+# ----- reproducibility --------------------------------------------------------------------------------
+@pytest.mark.parametrize("specs", [["random", "random", "random"], ["expert:simulations=5", "random", "greedy"]])
+def test_seeded_agents_reproducible(specs):
+    def game(agent_seed):
+        agents = [load(spec, rules="special_cards", num_players=3, seed=agent_seed + seat)
+                  for seat, spec in enumerate(specs)]
+        return play_hand(agents, "special_cards", seed=11)[0]
+
+    assert game(0) == game(0)
+    assert game(0) != game(100)
+
+
+# ----- available() and bad specs ------------------------------------------------------------------------
+def test_available_lists_the_builtins():
+    names = available()
+    assert names[:3] == list(BUILTIN) == ["random", "greedy", "expert"]
+    assert len(names) == len(set(names))
+    for name in names[3:]:  # shipped trained policies load by name
+        assert isinstance(load(name), PolicyAgent)
+
+
+@pytest.mark.parametrize("spec, patterns", [
+    ("champion", ["'champion'", "allowed: random, greedy, expert"]),
+    ("expert:foo=1", ["'foo=1'", "'expert'", "simulations=<int>", "time_ms=<float>"]),
+    ("expert:simulations=many", ["simulations='many'", "int"]),
+    ("expert:simulations=0", ["simulations=0", ">= 1"]),
+    ("greedy:depth=2", ["'depth=2'", "'greedy'", "allowed: none"]),
+    (42, ["42", "random, greedy, expert"]),
+    ("missing/policy.npz", ["'missing/policy.npz'", "no such policy file", "random, greedy, expert"]),
+])
+def test_bad_specs(spec, patterns):
+    with pytest.raises(ValueError) as info:
+        load(spec)
+    for pattern in patterns:
+        assert pattern in str(info.value), str(info.value)
+
+
+def _corrupt_files(directory, good):
+    raw = good.read_bytes()
+    arrays = dict(np.load(good))
+    files = {
+        "garbage": b"not a policy" * 20,
+        "empty": b"",
+        "truncated": raw[: len(raw) // 2],
+    }
+    for name, content in files.items():
+        (directory / f"{name}.npz").write_bytes(content)
+    variants = {
+        "no_meta": {k: v for k, v in arrays.items() if k != "meta"},
+        "no_bias": {k: v for k, v in arrays.items() if k != "b1"},
+        "bad_json": {**arrays, "meta": np.array("{not json")},
+        "bad_activation": {**arrays, "meta": np.array(str(arrays["meta"]).replace('"tanh"', '"gelu"'))},
+        "wrong_shape": {**arrays, "w1": np.zeros((60, 31), dtype=np.float32)},
+        "wrong_outputs": {**arrays, "w1": np.zeros((50, 32), dtype=np.float32), "b1": np.zeros(50, np.float32)},
+        "other_format": {**arrays, "meta": np.array('{"format": "other"}')},
+    }
+    for name, content in variants.items():
+        np.savez(directory / f"{name}.npz", **content)
+    return sorted(directory.glob("*.npz"))
+
+
+def test_corrupt_policy_files(tmp_path, policy_path):
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    paths = _corrupt_files(corrupt, policy_path)
+    assert len(paths) == 10
+    for path in paths:
+        with pytest.raises(ValueError) as info:
+            load(path)
+        assert str(path) in str(info.value), str(info.value)
+    assert zipfile.is_zipfile(policy_path)
+
+
+# ----- strength and shortcuts -----------------------------------------------------------------------
+def test_greedy_beats_random():
+    """A genuine property: greedy wins about 96% of 2-player hands against random."""
+    rules = c8env.load_rules("standard")
+    wins = 0
+    hands = 200
+    for game in range(hands):
+        greedy_seat = game % 2
+        agents = [GreedyAgent(rules), RandomAgent(seed=game)]
+        if greedy_seat == 1:
+            agents.reverse()
+        _, env, _ = play_hand(agents, rules, seed=1_000 + game)
+        wins += env.state.winner == greedy_seat
+    assert wins >= 0.8 * hands, f"greedy won {wins} of {hands}"
+
+
+def test_expert_returns_the_only_legal_action_without_searching(monkeypatch):
+    # Nothing in the expert's hand fits the 5C: drawing is its only legal action.
+    data = {"hands": [["2H", "3H", "KD"], ["7C", "9S"]], "stock": ["4H", "9D", "JD"], "discard": ["3S", "5C"],
+            "current_player": 0}
+    env = c8env.raw_env(num_players=2)
+    env.reset(options={"state": copy.deepcopy(data)})
+    obs = env.observe("player_0")
+    assert np.flatnonzero(obs["action_mask"]).tolist() == [DRAW]
+    expert = load("expert:simulations=1000000", num_players=2, seed=0)
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("the expert searched with a single legal action")
+
+    monkeypatch.setattr(expert, "_search", no_search)
+    monkeypatch.setattr(expert, "_rollout", no_search)
+    assert expert.act(obs) == DRAW
