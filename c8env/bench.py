@@ -84,10 +84,69 @@ def aec_steps(make_env: Callable[[], object], steps: int, seed: int) -> float:
     return done / (time.perf_counter() - start)
 
 
+def _noop_env() -> object:
+    """An AEC env that does nothing (fixed observation and mask, 100-step episodes) under
+    PettingZoo's own three classic wrappers: the ceiling of the standard loop for any env
+    wrapped like the classic envs."""
+    import numpy as np
+    from gymnasium import spaces
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+
+    class NoopEnv(AECEnv):
+        metadata = {"name": "noop_v0", "is_parallelizable": False, "render_modes": []}
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.possible_agents = ["player_0", "player_1"]
+            self.mask = np.zeros(60, dtype=np.int8)
+            self.mask[[3, 17, 56]] = 1
+            obs = spaces.Dict({"observation": spaces.Box(-1, 1e6, (245,), np.float32),
+                               "action_mask": spaces.Box(0, 1, (60,), np.int8)})
+            self.observation_spaces = {a: obs for a in self.possible_agents}
+            self.action_spaces = {a: spaces.Discrete(60) for a in self.possible_agents}
+
+        def observation_space(self, agent: str) -> spaces.Space:
+            return self.observation_spaces[agent]
+
+        def action_space(self, agent: str) -> spaces.Space:
+            return self.action_spaces[agent]
+
+        def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+            self.agents = self.possible_agents[:]
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+            self.terminations = dict.fromkeys(self.agents, False)
+            self.truncations = dict.fromkeys(self.agents, False)
+            self.infos = {a: {} for a in self.agents}
+            self.agent_selection, self.steps = "player_0", 0
+
+        def observe(self, agent: str) -> dict:
+            return {"observation": np.zeros(245, dtype=np.float32), "action_mask": self.mask.copy()}
+
+        def step(self, action: int | None) -> None:
+            agent = self.agent_selection
+            if self.terminations[agent] or self.truncations[agent]:
+                self._was_dead_step(action)
+                return
+            self.steps += 1
+            self._cumulative_rewards[agent] = 0.0
+            if self.steps >= 100:
+                self.terminations = dict.fromkeys(self.agents, True)
+            self.agent_selection = self.possible_agents[self.steps % 2]
+            self._accumulate_rewards()
+
+    env = wrappers.TerminateIllegalWrapper(NoopEnv(), illegal_reward=-1)
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
+
+
 def _env_makers() -> dict[str, Callable[[], object] | None]:
     import c8env
 
-    makers: dict[str, Callable[[], object] | None] = {"c8env crazy_eights_v0": lambda: c8env.env(num_players=2)}
+    makers: dict[str, Callable[[], object] | None] = {
+        "c8env crazy_eights_v0": lambda: c8env.env(num_players=2),
+        "no-op env, PettingZoo wrappers": _noop_env,
+    }
     try:
         from shimmy import OpenSpielCompatibilityV0
 
