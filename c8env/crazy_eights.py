@@ -177,6 +177,24 @@ AssertOutOfBoundsWrapper = _fast_wrapper(wrappers.AssertOutOfBoundsWrapper)
 OrderEnforcingWrapper = _fast_wrapper(wrappers.OrderEnforcingWrapper, order_enforcing=True)
 
 
+DEFAULT_MAX_STEPS = 100_000
+
+
+def check_episode_args(episode: str, reward: str, max_steps: int | None, render_mode: str | None) -> int:
+    """Validate the episode arguments shared by the envs; returns ``max_steps`` with its default applied."""
+    if episode not in ("hand", "match"):
+        raise ValueError(f"episode={episode!r} is invalid; allowed: 'hand' or 'match'")
+    if reward not in ("win", "points"):
+        raise ValueError(f"reward={reward!r} is invalid; allowed: 'win' or 'points'")
+    if max_steps is None:
+        max_steps = DEFAULT_MAX_STEPS
+    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+        raise ValueError(f"max_steps={max_steps!r} is invalid; allowed: None or an int >= 1")
+    if render_mode is not None and render_mode not in ("ansi", "human"):
+        raise ValueError(f"render_mode={render_mode!r} is invalid; allowed: None, 'ansi' or 'human'")
+    return max_steps
+
+
 def env(**kwargs: Any) -> AECEnv:
     """The Crazy Eights AEC env wrapped like PettingZoo's classic envs (arguments as :class:`raw_env`):
     TerminateIllegalWrapper (illegal move: -1 and the game ends), AssertOutOfBoundsWrapper,
@@ -288,16 +306,7 @@ class raw_env(AECEnv, EzPickle):
         super().__init__()
         self.num_players = check_num_players(num_players)
         self.rules = load_rules(rules)
-        if episode not in ("hand", "match"):
-            raise ValueError(f"episode={episode!r} is invalid; allowed: 'hand' or 'match'")
-        if reward not in ("win", "points"):
-            raise ValueError(f"reward={reward!r} is invalid; allowed: 'win' or 'points'")
-        if max_steps is None:
-            max_steps = 100_000
-        if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
-            raise ValueError(f"max_steps={max_steps!r} is invalid; allowed: None or an int >= 1")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r} is invalid; allowed: None, 'ansi' or 'human'")
+        max_steps = check_episode_args(episode, reward, max_steps, render_mode)
         self.episode = episode
         self.reward_type = reward
         self.max_steps = max_steps

@@ -496,27 +496,23 @@ def main(argv: list[str] | None = None) -> None:
             if not args.agent or args.agents:
                 parser.error("--bench needs --agent SPEC and no positional agents")
             rows = run_bench(args.bench, args.agent, args.seed, args.workers, progress)
-            print(bench_markdown(rows))
-            if args.out:
-                paths = _write_rows(args.out, "bench", rows, {"bench": args.bench, "seed": args.seed})
-                paths.append(plot_bench(rows, args.out / "bench.png"))
-                print("wrote " + ", ".join(map(str, paths)))
+            stem, text, meta = "bench", bench_markdown(rows), {"bench": args.bench, "seed": args.seed}
+            plot = lambda path: plot_bench(rows, path)  # noqa: E731
         elif args.league:
             result = league(args.agents, args.players, args.rules, args.deals, args.seed, args.workers, progress)
-            print(result.markdown())
-            if args.out:
-                paths = _write_rows(args.out, "league", result.rows(), meta)
-                paths.append(plot_league(result, args.out / "league.png"))
-                print("wrote " + ", ".join(map(str, paths)))
+            stem, text, rows = "league", result.markdown(), result.rows()
+            plot = lambda path: plot_league(result, path)  # noqa: E731
         else:
             if not args.agents:
                 parser.error("name the agents to evaluate, e.g. `c8env eval greedy random`")
             table = evaluate(args.agents, args.players, args.rules, args.deals, args.seed, args.workers, progress)
-            print(table.markdown())
-            if args.out:
-                paths = _write_rows(args.out, "eval", table.rows(), meta)
-                paths.append(plot_table(table, args.out / "eval.png"))
-                print("wrote " + ", ".join(map(str, paths)))
+            stem, text, rows = "eval", table.markdown(), table.rows()
+            plot = lambda path: plot_table(table, path)  # noqa: E731
+        print(text)
+        if args.out:
+            paths = _write_rows(args.out, stem, rows, meta)
+            paths.append(plot(args.out / f"{stem}.png"))
+            print("wrote " + ", ".join(map(str, paths)))
     except ValueError as err:
         parser.exit(2, f"c8env eval: error: {err}\n")
 

@@ -20,7 +20,7 @@ from gymnasium import spaces
 
 from c8env.agents import PolicyAgent, load
 from c8env.agents.view import StateObservation
-from c8env.crazy_eights import OBS_SIZE, encode_observation, render_text
+from c8env.crazy_eights import OBS_SIZE, check_episode_args, encode_observation, render_text
 from c8env.engine import NUM_ACTIONS, OVER, IllegalActionError, State, check_num_players
 from c8env.rules import RuleSet, load_rules
 
@@ -119,16 +119,7 @@ class SingleAgentEnv(gymnasium.Env):
     ) -> None:
         self.num_players = n = check_num_players(num_players)
         self.rules = load_rules(rules)
-        if episode not in ("hand", "match"):
-            raise ValueError(f"episode={episode!r} is invalid; allowed: 'hand' or 'match'")
-        if reward not in ("win", "points"):
-            raise ValueError(f"reward={reward!r} is invalid; allowed: 'win' or 'points'")
-        if max_steps is None:
-            max_steps = 100_000
-        if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
-            raise ValueError(f"max_steps={max_steps!r} is invalid; allowed: None or an int >= 1")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r} is invalid; allowed: None, 'ansi' or 'human'")
+        max_steps = check_episode_args(episode, reward, max_steps, render_mode)
         if learner_seat is not None and (
             not isinstance(learner_seat, (int, np.integer)) or isinstance(learner_seat, bool)
             or not 0 <= learner_seat < n
