@@ -365,6 +365,22 @@ def run_bench(name_or_path: str, agent: str, seed: int = 0, workers: int | None 
     return rows
 
 
+def leaderboard_markdown(rows: list[dict[str, Any]]) -> str:
+    """One line per agent: its win rate in every (rules, players, opponent) cell of a benchmark, and
+    its score, the mean of win rate / fair share (1.0 = as good as an even share)."""
+    cells = list(dict.fromkeys((r["rules"], r["players"], r["opponent"]) for r in rows))
+    agents = list(dict.fromkeys(r["agent"] for r in rows))
+    by_key = {(r["agent"], r["rules"], r["players"], r["opponent"]): r for r in rows}
+    score = {a: float(np.mean([by_key[(a, *c)]["win_rate"] / by_key[(a, *c)]["fair_share"] for c in cells]))
+             for a in agents}
+    head = "| rank | agent | score | " + " | ".join(f"{rules} {players}p vs {opp}" for rules, players, opp in cells) + " |"
+    lines = [head, "|" + "---|" * (3 + len(cells))]
+    for rank, agent in enumerate(sorted(agents, key=lambda a: -score[a]), start=1):
+        values = " | ".join(f"{by_key[(agent, *c)]['win_rate']:.1%}" for c in cells)
+        lines.append(f"| {rank} | {agent} | {score[agent]:.2f} | {values} |")
+    return "\n".join(lines)
+
+
 def bench_markdown(rows: list[dict[str, Any]]) -> str:
     lines = ["| agent | rules | players | opponent | hands | win rate | 95% CI | fair share | points/hand |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -456,10 +472,10 @@ def plot_league(result: League, path: Path) -> Path:
 
 def plot_bench(rows: list[dict[str, Any]], path: Path) -> Path:
     def draw(fig: Any) -> None:
-        labels = [f"{r['rules']} {r['players']}p\nvs {r['opponent']}" for r in rows]
+        labels = [f"{r['agent']}\n{r['rules']} {r['players']}p\nvs {r['opponent']}" for r in rows]
         ax = fig.add_subplot()
         _bars_with_ci(ax, labels, [r["win_rate"] for r in rows], [r["ci_low"] for r in rows],
-                      [r["ci_high"] for r in rows], None, f"benchmark: {rows[0]['agent']}")
+                      [r["ci_high"] for r in rows], None, "benchmark: " + ", ".join(dict.fromkeys(r["agent"] for r in rows)))
         ax.scatter(range(len(rows)), [r["fair_share"] for r in rows], marker="_", s=400, color="grey",
                    label="fair share", zorder=3)
         ax.legend(loc="upper right")
@@ -480,7 +496,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("agents", nargs="*", help="one spec per seat (fewer: repeated around the table)")
     parser.add_argument("--league", action="store_true", help="round robin over the agents, with OpenSkill ratings")
     parser.add_argument("--bench", metavar="NAME_OR_YAML", help="score --agent on a benchmark protocol")
-    parser.add_argument("--agent", help="the agent to score with --bench")
+    parser.add_argument("--agent", action="append", help="an agent to score with --bench (repeat for a leaderboard)")
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--rules", default="standard", help="preset name or YAML path")
     parser.add_argument("--deals", type=int, default=1000, help="seeded deals, each played once per rotation")
@@ -495,8 +511,11 @@ def main(argv: list[str] | None = None) -> None:
         if args.bench:
             if not args.agent or args.agents:
                 parser.error("--bench needs --agent SPEC and no positional agents")
-            rows = run_bench(args.bench, args.agent, args.seed, args.workers, progress)
-            stem, text, meta = "bench", bench_markdown(rows), {"bench": args.bench, "seed": args.seed}
+            rows = [row for agent in args.agent for row in run_bench(args.bench, agent, args.seed, args.workers, progress)]
+            text = bench_markdown(rows)
+            if len(args.agent) > 1:
+                text += "\n\nLeaderboard (score: mean of win rate / fair share)\n\n" + leaderboard_markdown(rows)
+            stem, meta = "bench", {"bench": args.bench, "seed": args.seed}
             plot = lambda path: plot_bench(rows, path)  # noqa: E731
         elif args.league:
             result = league(args.agents, args.players, args.rules, args.deals, args.seed, args.workers, progress)
