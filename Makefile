@@ -9,7 +9,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e ".[train,eval,dev]"
 	touch $@
 
-.PHONY: setup demo test bench lint
+.PHONY: setup demo test train bench lint
 setup: $(VENV)/.installed
 
 demo: setup
@@ -18,8 +18,11 @@ demo: setup
 test: setup
 	$(PY) -m pytest -q -n 2
 
+train: setup
+	$(PY) -m training.train --config configs/train/default.yaml
+
 bench: setup
 	$(PY) -m c8env.bench engine
 
 lint: setup
-	$(VENV)/bin/ruff check c8env tests
+	$(VENV)/bin/ruff check c8env training tests

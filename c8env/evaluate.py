@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from c8env.agents import Agent, load
+from c8env.agents import Agent, PolicyAgent, load
 from c8env.agents.view import StateObservation
 from c8env.engine import State, action_text, check_num_players
 from c8env.rules import RuleSet, load_rules
@@ -92,13 +92,17 @@ def _play_deals(specs: Sequence[str], rules: RuleSet, num_players: int, seed: in
     """Play every rotation of some deals (one worker's share)."""
     lineup = len(specs)
     base = [seat % lineup for seat in range(num_players)]
+    policies: dict[str, PolicyAgent] = {}
     records = []
     for deal in deals:
         deal_seed = _deal_seed(seed, deal)
         for rotation in range(num_players):
             seats = [base[(seat + rotation) % num_players] for seat in range(num_players)]
-            agents = [load(spec, rules=rules, num_players=num_players, seed=_deal_seed(deal_seed, 1000 * rotation + i))
+            agents = [policies.get(spec) or load(spec, rules=rules, num_players=num_players,
+                                                 seed=_deal_seed(deal_seed, 1000 * rotation + i))
                       for i, spec in enumerate(specs)]
+            policies.update((spec, agent) for spec, agent in zip(specs, agents, strict=True)
+                            if isinstance(agent, PolicyAgent))  # deterministic: load each file once
             state, steps = play_hand(agents, specs, rules, num_players, deal_seed, seats)
             transfers = [0] * lineup
             truncated = not state.hand_over

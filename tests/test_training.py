@@ -1,0 +1,283 @@
+"""Training: config loading and errors, the opponent pool, the env workers, export equivalence, and a tiny
+run in a subprocess (checkpoint, interruption, --resume, export, a full game with the exported policy)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import c8env
+from c8env.agents import PolicyAgent, load
+from c8env.wrappers import SingleAgentEnv
+from training.config import TrainConfig, config_from_dict, field_docs, load_config
+from training.pool import OpponentPool, Snapshots
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = sorted((ROOT / "configs" / "train").glob("*.yaml"))
+TINY = {
+    "pi_layers": [32, 32], "vf_layers": [32, 32], "n_envs": 4, "n_workers": 2, "n_steps": 128, "batch_size": 256,
+    "n_epochs": 2, "snapshot_interval": 512, "max_snapshots": 3, "pretrain_samples": 1000, "pretrain_epochs": 1,
+    "eval_interval": 1024, "eval_deals": 10, "final_eval_deals": 10, "checkpoint_interval": 512,
+    "keep_checkpoints": 2,
+}
+
+
+# ----- config --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+def test_shipped_configs_load(path):
+    config = load_config(path)
+    assert config.name == path.stem
+    assert config.run_dir == Path("runs") / f"{path.stem}-s{config.seed}"
+
+
+def test_every_field_has_a_docstring():
+    docs = field_docs()
+    assert set(docs) == set(TrainConfig().to_dict())
+    assert all(docs.values())
+
+
+def test_overrides_are_typed():
+    config = load_config(ROOT / "configs/train/default.yaml",
+                         ["total_steps=1000", "seed=3", "pi_layers=[64, 64]", "opponent_weights.greedy=0.5",
+                          "target_kl=null", "pretrain_agent=null", "learning_rate=1e-3"])
+    assert (config.total_steps, config.seed, config.pi_layers) == (1000, 3, [64, 64])
+    assert config.opponent_weights["greedy"] == 0.5 and config.opponent_weights["random"] == 0.1
+    assert config.target_kl is None and config.pretrain_agent is None and config.learning_rate == 1e-3
+    assert config.run_dir == Path("runs/default-s3")
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["totl_steps=5"], "unknown config key 'totl_steps' (did you mean 'total_steps'?)"),
+    (["n_envs=two"], "config key 'n_envs' must be an int, got 'two'"),
+    (["n_envs=1.5"], "config key 'n_envs' must be an int"),
+    (["pool_per_seat=3"], "config key 'pool_per_seat' must be true or false"),
+    (["pi_layers=[64, x]"], "config key 'pi_layers[1]' must be an int"),
+    (["reward=score"], "config key 'reward' must be 'win' or 'points'"),
+    (["n_envs=0"], "config key 'n_envs' = 0 is invalid; allowed: an int >= 1"),
+    (["num_players=9"], "config key 'num_players' = 9 is invalid; allowed: an int from 2 to 7"),
+    (["rules=nope"], "config key 'rules' = 'nope' is invalid: unknown rules preset 'nope'"),
+    (["opponent_weights.gredy=1"], "unknown kind(s) ['gredy']"),
+    (["opponent_weights.greedy=many"], "config key 'opponent_weights.greedy' must be a float"),
+    (["seed.x=1"], "config key 'seed' is not a mapping"),
+    (["total_steps"], "override 'total_steps' is invalid; write key=value"),
+    (["batch_size=100000"], "config key 'batch_size' = 100000 is invalid; allowed: at most n_steps x n_envs"),
+])
+def test_config_errors_name_the_key(overrides, message):
+    with pytest.raises(ValueError) as err:
+        load_config(ROOT / "configs/train/default.yaml", overrides)
+    assert message in str(err.value)
+
+
+def test_config_file_errors(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        load_config(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("[1, 2]\n")
+    with pytest.raises(ValueError, match="must hold a mapping"):
+        load_config(bad)
+    bad.write_text("lerning_rate: 0.1\n")
+    with pytest.raises(ValueError, match="unknown config key 'lerning_rate'"):
+        load_config(bad)
+    with pytest.raises(ValueError, match="must be a float"):
+        config_from_dict({"gamma": "high"})
+
+
+def test_cli_reports_config_errors(capsys):
+    from training.train import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--config", str(ROOT / "configs/train/default.yaml"), "--set", "n_epochs=many"])
+    assert exit_info.value.code == 2
+    assert "config key 'n_epochs' must be an int, got 'many'" in capsys.readouterr().err
+    main(["--config", str(ROOT / "configs/train/default.yaml"), "--total-steps", "77", "--print-config"])
+    assert "total_steps: 77" in capsys.readouterr().out
+
+
+# ----- opponent pool -------------------------------------------------------------------------------
+def test_pool_mixes_kinds_and_snapshots():
+    pool = OpponentPool({"random": 1, "greedy": 3, "self": 4}, num_players=3)
+    assert pool.probabilities() == {"random": 0.25, "greedy": 0.75, "expert": 0.0, "self": 0.0}
+    pool.set_snapshots(["a.npz", "b.npz"])
+    rng = np.random.default_rng(0)
+    tables = [pool(rng) for _ in range(4000)]
+    assert all(len(t) == 2 and len(set(t)) == 1 or t[0].endswith(".npz") for t in tables)
+    kinds = [t[0] if not t[0].endswith(".npz") else "self" for t in tables]
+    assert abs(kinds.count("self") / 4000 - 0.5) < 0.03
+    assert abs(kinds.count("greedy") / 4000 - 0.375) < 0.03
+    assert {s for t in tables for s in t if s.endswith(".npz")} == {"a.npz", "b.npz"}
+    per_seat = OpponentPool({"random": 1, "greedy": 1}, num_players=4, per_seat=True)
+    assert any(len(set(per_seat(rng))) > 1 for _ in range(50))
+    assert per_seat.label() in ("random", "greedy", "mixed")
+    with pytest.raises(ValueError, match="unknown opponent kind"):
+        OpponentPool({"greedy": 1, "human": 1}, num_players=2)
+
+
+def test_snapshots_keep_the_most_recent(tmp_path):
+    snaps = Snapshots(tmp_path, limit=2)
+    for step in (0, 10, 20):
+        path = snaps.path_for(step)
+        path.write_bytes(b"x")
+        snaps.add(step, str(path))
+    assert [s for s, _ in snaps.entries] == [10, 20]
+    assert not snaps.path_for(0).exists()
+
+
+def test_env_workers_do_not_import_torch():
+    from training.vec import make_vec_env
+
+    config = config_from_dict({**TINY, "pretrain_agent": None})
+    env = make_vec_env(config, [])
+    try:
+        info = env.env_method("worker_info")
+        assert len({i["pid"] for i in info}) == 2 and os.getpid() not in {i["pid"] for i in info}
+        assert not any(i["torch_imported"] for i in info)
+        env.seed(0)
+        env.reset()
+        masks = np.stack(env.env_method("action_masks"))
+        actions = np.array([int(np.flatnonzero(m)[0]) for m in masks])
+        obs, rewards, dones, infos = env.step(actions)
+        assert obs.shape == (4, c8env.OBS_SIZE) and len(infos) == 4
+        # interrupted half-way through collecting a step's replies (Ctrl-C in step_wait): close() still returns
+        masks = np.stack(env.env_method("action_masks"))
+        env.step_async(np.array([int(np.flatnonzero(m)[0]) for m in masks]))
+        env._recv(0)
+        start = time.time()
+    finally:
+        env.close()
+    assert time.time() - start < 5 and not any(p.is_alive() for p in env.processes)
+
+
+# ----- export --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_exported_policy_matches_the_sb3_model(tmp_path, activation):
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from training.demos import record_demonstrations
+    from training.envs import make_env
+    from training.export import export_policy
+    from training.model import behaviour_clone, build_model
+
+    config = config_from_dict({**TINY, "activation": activation, "pi_layers": [64, 48], "vec_env": "dummy",
+                               "n_envs": 2, "n_workers": 1, "batch_size": 128, "pretrain_samples": 2000})
+    model = build_model(config, DummyVecEnv([make_env(config, [])] * 2))
+    behaviour_clone(model, record_demonstrations(config, 2000, seed=1), config, seed=2)  # non-trivial logits
+    path = export_policy(model, tmp_path / "p.npz", 2, "standard", "test")
+    agent = load(str(path))
+    assert isinstance(agent, PolicyAgent) and agent.meta["activation"] == activation
+
+    env = SingleAgentEnv(num_players=2, opponents="random")
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=0)
+    observations, masks = [], []
+    while len(observations) < 1000:
+        mask = env.action_masks()
+        observations.append(obs)
+        masks.append(mask)
+        obs, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        if terminated or truncated:
+            obs, _ = env.reset()
+    observations, masks = np.stack(observations), np.stack(masks)
+    sb3_actions, _ = model.predict(observations, action_masks=masks, deterministic=True)
+    numpy_actions = [agent.act({"observation": o, "action_mask": m.astype(np.int8)})
+                     for o, m in zip(observations, masks, strict=True)]
+    assert len(set(numpy_actions)) > 5  # the policy does not play one action everywhere
+    assert list(sb3_actions) == numpy_actions
+
+
+# ----- a tiny run in a subprocess ------------------------------------------------------------------
+def _train(args, **kwargs):
+    return subprocess.Popen([sys.executable, "-m", "training.train", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def _checkpoint_steps(run):
+    return sorted(json.loads(p.read_text())["step"] for p in (run / "checkpoints").glob("ckpt_*.json"))
+
+
+@pytest.fixture
+def processes():
+    """Training subprocesses started by a test, killed if the test fails half-way."""
+    started: list[subprocess.Popen] = []
+    yield started
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def test_tiny_run_checkpoints_resumes_and_exports(tmp_path, processes):
+    config = tmp_path / "tiny.yaml"
+    config.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in {**TINY, "run_root": str(tmp_path)}.items()))
+    run = tmp_path / "tiny-s5"
+
+    # 1. a long run, stopped by SIGTERM once it has written a checkpoint past step 0
+    proc = _train(["--config", str(config), "--seed", "5", "--total-steps", "1000000"])
+    processes.append(proc)
+    deadline = time.time() + 120
+    while not (run.exists() and max(_checkpoint_steps(run), default=0) > 0):
+        assert proc.poll() is None, proc.communicate()
+        assert time.time() < deadline, "no checkpoint after step 0 within 120 s"
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted: checkpoint at step" in err
+    stopped = _checkpoint_steps(run)[-1]
+    assert stopped >= 512 and (run / "config.yaml").is_file()
+    assert (run / "snapshots").is_dir() and (run / "logs" / "progress.csv").is_file()
+    assert any((run / "logs" / "tb").iterdir())
+
+    # 2. without --resume the run directory is not overwritten
+    again = _train(["--config", str(config), "--seed", "5"])
+    processes.append(again)
+    _, err = again.communicate(timeout=60)
+    assert again.returncode == 2 and "pass --resume" in err
+
+    # 3. --resume continues from the checkpoint to the end and prints the evaluation table
+    target = stopped + 1024
+    proc = _train(["--config", str(config), "--seed", "5", "--resume", "--total-steps", str(target)])
+    processes.append(proc)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert f"resuming {run} from ckpt_{stopped:010d}.zip" in err
+    assert "| opponent | hands | win rate | 95% CI |" in out and "| greedy |" in out and "| random |" in out
+    steps = _checkpoint_steps(run)
+    assert steps[-1] >= target and steps[0] > stopped
+    evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]
+    assert {e["opponent"] for e in evals} == {"random", "greedy"} and evals[0]["step"] == 0
+    header = (run / "logs" / "progress.csv").read_text().splitlines()[0].split(",")
+    for key in ("eval/win_rate_vs_greedy", "eval/ci_low_vs_greedy", "pool/size", "train/win_rate_vs_greedy",
+                "pretrain/accuracy", "rollout/ep_rew_mean", "time/fps"):
+        assert key in header
+    assert (run / "policy.npz").is_file() and (run / "eval.md").is_file()
+
+    # 4. export the run and play a full game with the policy in the AEC env
+    out_path = tmp_path / "exported.npz"
+    proc = subprocess.run([sys.executable, "-m", "training.export", str(run), str(out_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    agent = load(str(out_path))
+    assert agent.meta["num_players"] == 2 and "tiny-s5" in agent.meta["description"]
+    env = c8env.env(num_players=2)
+    env.reset(seed=3)
+    opponent = load("random", seed=0)
+    moves, ended, final = 0, set(), {}
+    for name in env.agent_iter():
+        obs, reward, termination, truncation, _ = env.last()
+        if termination or truncation:
+            ended.add(name)
+            final[name] = reward
+            env.step(None)
+            continue
+        env.step((agent if name == "player_0" else opponent).act(obs))
+        moves += 1
+    assert moves > 0 and ended == {"player_0", "player_1"} and sum(final.values()) == 0
+    assert env.unwrapped.state.hand_over

@@ -1,0 +1,127 @@
+"""The SB3 side of a run: the training callback and the log writers (imports Stable-Baselines3 and torch)."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from collections import defaultdict, deque
+from pathlib import Path
+from typing import Any
+
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import CSVOutputFormat, Logger, TensorBoardOutputFormat, filter_excluded_keys
+
+_STEP_KEY = "time/total_timesteps"
+
+
+class ResumableCSVOutputFormat(CSVOutputFormat):
+    """SB3's CSV writer, continuing an existing file: rows logged after ``resume_step`` (work lost when a run
+    was killed after its last checkpoint) are dropped, the others kept."""
+
+    def __init__(self, filename: str | Path, resume_step: int | None = None) -> None:
+        path = Path(filename)
+        rows: list[list[str]] = []
+        header: list[str] = []
+        if resume_step is not None and path.is_file():
+            with path.open(newline="") as fh:
+                reader = csv.reader(fh)
+                header = next(reader, [])
+                rows = list(reader)
+            if _STEP_KEY in header:
+                column = header.index(_STEP_KEY)
+                rows = [r for r in rows if column >= len(r) or not r[column] or float(r[column]) <= resume_step]
+        self.file = path.open("w+", newline="")
+        self.keys = list(header)
+        self.separator = ","
+        self.quotechar = '"'
+        if header:
+            writer = csv.writer(self.file, lineterminator="\n")
+            writer.writerow(header)
+            writer.writerows(rows)
+            self.file.flush()
+
+
+    def write(self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0) -> None:
+        values = filter_excluded_keys(key_values, key_excluded, "csv")
+        extra = sorted(set(values) - set(self.keys))
+        if extra:  # rewrite the file with the new columns (sorted, so related keys sit together)
+            self.keys.extend(extra)
+            self.file.seek(0)
+            rows = list(csv.reader(self.file))[1:]
+            self.file.seek(0)
+            self.file.truncate()
+            writer = csv.writer(self.file, lineterminator="\n")
+            writer.writerow(self.keys)
+            writer.writerows(row + [""] * (len(self.keys) - len(row)) for row in rows)
+        row = ["" if values.get(key) is None else values[key] for key in self.keys]
+        csv.writer(self.file, lineterminator="\n").writerow(row)
+        self.file.flush()
+
+
+def make_logger(folder: Path, resume_step: int | None) -> Logger:
+    """CSV (``progress.csv``) and TensorBoard (``tb/``) logs in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    formats = [ResumableCSVOutputFormat(folder / "progress.csv", resume_step), TensorBoardOutputFormat(str(folder / "tb"))]
+    return Logger(folder=str(folder), output_formats=formats)
+
+
+class TrainCallback(BaseCallback):
+    """Drives a :class:`training.train.Trainer`'s periodic work at the start of each rollout (snapshots,
+    evaluations, checkpoints: the model is then consistent with ``num_timesteps``), records training win
+    rates per opponent kind, and shows a progress bar."""
+
+    def __init__(self, trainer: Any, progress: bool = True, window: int = 500) -> None:
+        super().__init__()
+        self.trainer = trainer
+        self.progress = progress
+        self.results: dict[str, deque] = defaultdict(lambda: deque(maxlen=window))
+        self.rollout_step = -1  # -1 until training starts
+        self.bar: Any = None
+
+    def _on_training_start(self) -> None:
+        self.rollout_step = self.num_timesteps
+        if self.progress:
+            from tqdm import tqdm
+
+            tty = sys.stderr.isatty()
+            self.bar = tqdm(total=self.trainer.config.total_steps, initial=self.num_timesteps, unit="step",
+                            unit_scale=True, file=sys.stderr, dynamic_ncols=True, mininterval=0.5 if tty else 30,
+                            desc=self.trainer.config.run_name)
+
+    def _on_rollout_start(self) -> None:
+        self.rollout_step = self.num_timesteps
+        if not self.trainer.stop_requested:
+            self.trainer.periodic(self.num_timesteps)
+        if self.bar is not None and self.trainer.last_eval:
+            self.bar.set_postfix_str(self.trainer.last_eval, refresh=False)
+
+    def _on_step(self) -> bool:
+        for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
+            if done and "opponent_kind" in info:
+                self.results[info["opponent_kind"]].append(bool(info["learner_won"]))
+        if self.bar is not None:
+            self.bar.update(self.training_env.num_envs)
+        return not self.trainer.stop_requested  # False ends model.learn(); the trainer then checkpoints
+
+    def _on_rollout_end(self) -> None:
+        for kind, results in sorted(self.results.items()):
+            if results:
+                self.logger.record(f"train/win_rate_vs_{kind}", sum(results) / len(results))
+        for kind, p in self.trainer.pool_probabilities().items():
+            self.logger.record(f"pool/p_{kind}", p)
+        self.logger.record("pool/size", len(self.trainer.snapshots.entries))
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+    def write(self, text: str) -> None:
+        """Print a line without breaking the progress bar."""
+        if self.bar is not None:
+            self.bar.write(text, file=sys.stderr)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+
+__all__ = ["ResumableCSVOutputFormat", "TrainCallback", "make_logger"]

@@ -1,0 +1,121 @@
+"""Export a trained MaskablePPO policy to the NumPy-only policy file that ``c8env.agents.load(path)`` plays.
+
+    python -m training.export RUN_OR_CHECKPOINT OUT.npz [--best]
+
+``RUN_OR_CHECKPOINT`` is a run directory (its latest checkpoint, or ``best.zip`` with
+``--best``) or a checkpoint ``.zip`` written by :mod:`training.train` (its ``.json``
+sidecar, or the run's ``config.yaml``, gives the player count and rules). The file
+format is described in :mod:`c8env.agents.policy`; the exported agent plays the
+masked argmax of the logits, the SB3 model's deterministic action.
+
+The learner's self-play snapshots and periodic evaluations use :func:`export_policy` too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from c8env.agents.policy import save_policy
+from c8env.rules import load_rules
+from training.config import TrainConfig, config_from_dict, load_config
+
+
+def export_policy(model: Any, path: str | Path, num_players: int, rules: Any, description: str = "") -> Path:
+    """Write ``model``'s actor (a MaskablePPO or its policy) as a NumPy policy file."""
+    from training.model import policy_layers
+
+    policy = getattr(model, "policy", model)
+    layers, activation = policy_layers(policy)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    save_policy(tmp, layers, activation, num_players, load_rules(rules).to_dict(), description)
+    tmp.replace(path)  # atomic: env workers never read a half-written snapshot
+    return path
+
+
+def latest_checkpoint(run_dir: str | Path) -> Path | None:
+    """The newest complete checkpoint ``.zip`` of a run (one whose ``.json`` sidecar exists), or None."""
+    folder = Path(run_dir) / "checkpoints"
+    done = sorted(folder.glob("ckpt_*.json"))
+    for meta in reversed(done):
+        archive = meta.with_suffix(".zip")
+        if archive.is_file():
+            return archive
+    return None
+
+
+def checkpoint_config(archive: Path) -> TrainConfig | None:
+    """The training config of a checkpoint: its sidecar's, else the run directory's ``config.yaml``."""
+    sidecar = archive.with_suffix(".json")
+    if sidecar.is_file():
+        return config_from_dict(json.loads(sidecar.read_text())["config"])
+    for folder in (archive.parent, archive.parent.parent):
+        if (folder / "config.yaml").is_file():
+            return load_config(folder / "config.yaml")
+    return None
+
+
+def resolve_checkpoint(source: str | Path, best: bool = False) -> Path:
+    """The checkpoint ``.zip`` named by a run directory or a path."""
+    source = Path(source)
+    if source.is_dir():
+        archive = source / "best.zip" if best else latest_checkpoint(source)
+        if archive is None or not archive.is_file():
+            what = "best.zip" if best else "a checkpoint (checkpoints/ckpt_*.zip)"
+            raise ValueError(f"run directory {str(source)!r} has no {what}")
+        return archive
+    if source.suffix == ".json" and source.with_suffix(".zip").is_file():
+        return source.with_suffix(".zip")
+    if source.suffix != ".zip" or not source.is_file():
+        raise ValueError(f"{str(source)!r} is neither a run directory nor a checkpoint .zip")
+    return source
+
+
+def load_model(archive: str | Path) -> Any:
+    """A checkpoint's MaskablePPO (CPU, no env)."""
+    from sb3_contrib import MaskablePPO
+
+    return MaskablePPO.load(str(archive), device="cpu")
+
+
+def export_checkpoint(source: str | Path, out: str | Path, best: bool = False, num_players: int | None = None,
+                      rules: str | None = None) -> Path:
+    """Export the checkpoint named by ``source`` (see :func:`resolve_checkpoint`) to ``out``."""
+    archive = resolve_checkpoint(source, best)
+    config = checkpoint_config(archive)
+    if config is None and (num_players is None or rules is None):
+        raise ValueError(f"{str(archive)!r} has no .json sidecar or config.yaml; pass --players and --rules")
+    num_players = num_players or config.num_players
+    rules = rules or config.rules
+    model = load_model(archive)
+    name = config.run_name if config else archive.stem
+    description = (f"MaskablePPO self-play, run {name}, {model.num_timesteps} steps, {num_players} players, "
+                   f"rules {rules}")
+    return export_policy(model, out, num_players, rules, description)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m training.export", description=__doc__.split("\n\n")[0])
+    parser.add_argument("source", metavar="RUN_OR_CHECKPOINT", help="run directory or checkpoint .zip")
+    parser.add_argument("out", metavar="OUT", help="policy file to write (.npz)")
+    parser.add_argument("--best", action="store_true", help="export the run's best.zip (best evaluation vs greedy)")
+    parser.add_argument("--players", type=int, help="player count (default: from the checkpoint's config)")
+    parser.add_argument("--rules", help="rules (default: from the checkpoint's config)")
+    args = parser.parse_args(argv)
+    if not args.out.endswith(".npz"):
+        parser.exit(2, f"export: error: OUT must end in .npz (c8env.agents.load recognises policy files by it), "
+                       f"got {args.out!r}\n")
+    try:
+        path = export_checkpoint(args.source, args.out, args.best, args.players, args.rules)
+    except ValueError as err:
+        parser.exit(2, f"export: error: {err}\n")
+    print(f"wrote {path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
