@@ -180,6 +180,19 @@ OrderEnforcingWrapper = _fast_wrapper(wrappers.OrderEnforcingWrapper, order_enfo
 DEFAULT_MAX_STEPS = 100_000
 
 
+def hand_rewards(state: State, reward: str) -> list[float]:
+    """Every seat's reward for a finished hand. ``"win"``: +1 to the winner, -1/(n-1) to the
+    others, all 0 when nobody won; ``"points"``: the zero-sum points transfers."""
+    if reward == "points":
+        return [float(x) for x in state.hand_transfers()]
+    n = state.num_players
+    if state.winner is None:
+        return [0.0] * n
+    out = [-1.0 / (n - 1)] * n
+    out[state.winner] = 1.0
+    return out
+
+
 def check_episode_args(episode: str, reward: str, max_steps: int | None, render_mode: str | None) -> int:
     """Validate the episode arguments shared by the envs; returns ``max_steps`` with its default applied."""
     if episode not in ("hand", "match"):
@@ -391,21 +404,10 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
-    def _hand_rewards(self) -> list[float]:
-        state = self.state
-        n = self.num_players
-        if self.reward_type == "points":
-            return [float(x) for x in state.hand_transfers()]
-        if state.winner is None:
-            return [0.0] * n
-        out = [-1.0 / (n - 1)] * n
-        out[state.winner] = 1.0
-        return out
-
     def _finish_hand(self) -> None:
         """Hand out the hand's rewards, then end the episode or deal the next hand of the match."""
         state = self.state
-        for agent, value in zip(self.agents, self._hand_rewards(), strict=True):
+        for agent, value in zip(self.agents, hand_rewards(state, self.reward_type), strict=True):
             self.rewards[agent] = value
         result = {"hand_winner": state.winner, "end_reason": state.end_reason, "scores": list(state.scores)}
         for agent in self.agents:

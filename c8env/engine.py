@@ -92,6 +92,14 @@ _STATE_KEYS = (
 )
 
 
+def wild_mask_for(rules: RuleSet, count: int) -> int:
+    """Bit set of a player's wild cards: the rules' wild rank, or under countdown the rank his
+    count names (count k = rank index k-1; none at 0)."""
+    if rules.countdown:
+        return RANK_MASKS[count - 1] if count > 0 else 0
+    return rules._wild_mask
+
+
 class IllegalActionError(ValueError):
     """An action that is not legal in the current state (the state is left unchanged)."""
 
@@ -184,10 +192,7 @@ class State:
         return np.random.default_rng([self._entropy, self.hands_played, stream])
 
     def _set_wild_masks(self) -> None:
-        if self.rules.countdown:
-            self._wild_masks = [RANK_MASKS[k - 1] if k > 0 else 0 for k in self.countdown]
-        else:
-            self._wild_masks = [self.rules._wild_mask] * self.num_players
+        self._wild_masks = [wild_mask_for(self.rules, count) for count in self.countdown]
 
     def _deal_sizes(self) -> list[int]:
         if self.rules.countdown:

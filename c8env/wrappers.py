@@ -20,7 +20,7 @@ from gymnasium import spaces
 
 from c8env.agents import PolicyAgent, load
 from c8env.agents.view import StateObservation
-from c8env.crazy_eights import OBS_SIZE, check_episode_args, encode_observation, render_text
+from c8env.crazy_eights import OBS_SIZE, check_episode_args, encode_observation, hand_rewards, render_text
 from c8env.engine import NUM_ACTIONS, OVER, IllegalActionError, State, check_num_players
 from c8env.rules import RuleSet, load_rules
 
@@ -318,12 +318,7 @@ class SingleAgentEnv(gymnasium.Env):
 
     def _learner_reward(self) -> float:
         """The learner's reward for the finished hand (as the AEC env gives it)."""
-        state = self.state
-        if self.reward_type == "points":
-            return float(state.hand_transfers()[self.learner_seat])
-        if state.winner is None:
-            return 0.0
-        return 1.0 if state.winner == self.learner_seat else -1.0 / (self.num_players - 1)
+        return hand_rewards(self.state, self.reward_type)[self.learner_seat]
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a bool array of 60 (all False once the episode is over)."""

@@ -16,6 +16,7 @@ import numpy as np
 
 from c8env.agents import load
 from c8env.agents.view import StateObservation
+from c8env.crazy_eights import hand_rewards
 from c8env.engine import State
 from c8env.rules import load_rules
 from training.config import TrainConfig
@@ -40,17 +41,6 @@ class Demonstrations:
     @classmethod
     def concat(cls, parts: list[Demonstrations]) -> Demonstrations:
         return cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in ("obs", "masks", "actions", "returns")))
-
-
-def _hand_rewards(state: State, reward: str) -> list[float]:
-    n = state.num_players
-    if not state.hand_over:
-        return [0.0] * n
-    if reward == "points":
-        return [float(x) for x in state.hand_transfers()]
-    if state.winner is None:
-        return [0.0] * n
-    return [1.0 if seat == state.winner else -1.0 / (n - 1) for seat in range(n)]
 
 
 def _record(config: TrainConfig, samples: int, seed: int) -> Demonstrations:
@@ -81,7 +71,7 @@ def _record(config: TrainConfig, samples: int, seed: int) -> Demonstrations:
                 seats.append(seat)
             state.apply(action)
             steps += 1
-        final = _hand_rewards(state, config.reward)
+        final = hand_rewards(state, config.reward) if state.hand_over else [0.0] * state.num_players
         hand_returns = [0.0] * len(seats)
         later = [0] * n  # decisions of the same seat after this one
         for i in range(len(seats) - 1, -1, -1):

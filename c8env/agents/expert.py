@@ -22,9 +22,9 @@ import numpy as np
 
 from c8env.agents.heuristic import greedy_action
 from c8env.agents.view import view_from_state
-from c8env.cards import NUM_CARDS, RANK_MASKS, RANKS, SUIT_MASKS, SUITS, card_text
-from c8env.crazy_eights import OBS_LAYOUT
-from c8env.engine import ANNOUNCE, DRAW, PHASE_NAMES, PLAY, State
+from c8env.cards import NUM_CARDS, RANKS, SUIT_MASKS, SUITS, card_text
+from c8env.crazy_eights import OBS_LAYOUT, hand_rewards
+from c8env.engine import ANNOUNCE, DRAW, PHASE_NAMES, PLAY, State, wild_mask_for
 from c8env.rules import RuleSet
 
 _L = {name: (s.start, s.stop) for name, s in OBS_LAYOUT.items()}
@@ -172,7 +172,7 @@ class ExpertAgent:
         """Per opponent seat: (cards he cannot hold, how many of his cards) constraints, strictest first."""
         out: dict[int, list[tuple[int, int]]] = {}
         for seat in range(1, len(sizes) + 1):
-            wild = self._wild_mask(data["countdown"][seat])
+            wild = wild_mask_for(self.rules, data["countdown"][seat])
             void = 0
             for suit in data["voids"][seat]:
                 void |= SUIT_MASKS[SUITS.index(suit)]
@@ -182,11 +182,6 @@ class ExpertAgent:
                 rules.insert(0, (self._known[0] | void, min(self._known[1], sizes[0])))
             out[seat] = rules
         return out
-
-    def _wild_mask(self, count: int) -> int:
-        if self.rules.countdown:
-            return RANK_MASKS[count - 1] if count > 0 else 0
-        return self.rules._wild_mask
 
     def _candidates(self, public: State, legal: list[int]) -> list[int]:
         """Legal actions worth searching: no voluntary draw while a non-wild card fits."""
@@ -226,10 +221,4 @@ class ExpertAgent:
             legal = state.legal_actions()
             state.apply(legal[0] if len(legal) == 1 else greedy_action(view_from_state(state), rules))
             steps += 1
-        if not state.hand_over:
-            return 0.0
-        if self.reward == "points":
-            return float(state.hand_transfers()[0])
-        if state.winner is None:
-            return 0.0
-        return 1.0 if state.winner == 0 else -1.0 / (state.num_players - 1)
+        return hand_rewards(state, self.reward)[0] if state.hand_over else 0.0
