@@ -27,7 +27,6 @@ from c8env.crazy_eights import OBS_LAYOUT, hand_rewards
 from c8env.engine import ANNOUNCE, DRAW, PHASE_NAMES, PLAY, State, wild_mask_for
 from c8env.rules import RuleSet
 
-_L = {name: (s.start, s.stop) for name, s in OBS_LAYOUT.items()}
 _MAX_ROLLOUT_STEPS = 2_000
 
 
@@ -37,8 +36,7 @@ def public_position(observation: dict, rules: RuleSet) -> tuple[dict, list[int],
     obs = np.asarray(observation["observation"])
 
     def part(name: str) -> np.ndarray:
-        a, b = _L[name]
-        return obs[a:b]
+        return obs[OBS_LAYOUT[name]]
 
     n = int(np.argmax(part("num_players"))) + 2
     decks = rules.num_decks(n)
