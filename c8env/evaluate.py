@@ -494,7 +494,7 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(
         prog="c8env eval",
-        description="Evaluate agents with duplicate deals and 95%% Wilson intervals. Agent specs: random, greedy, "
+        description="Evaluate agents with duplicate deals and 95% Wilson intervals. Agent specs: random, greedy, "
                     "expert[:simulations=N,time_ms=T], a shipped policy name, or a .npz policy path.",
     )
     parser.add_argument("agents", nargs="*", help="one spec per seat (fewer: repeated around the table)")

@@ -1,0 +1,163 @@
+"""Play Crazy Eights yourself against agents in the terminal.
+
+``c8env play --agent ppo-standard-2p`` deals a seeded hand with you in seat 0 and the agent in the
+other seats. On your turn the legal moves are listed; answer with a move's number, a card (``8H``,
+``10d``, ``q♠``), a suit to declare (``S``), or a word (``draw``, ``pass``, ``announce``, ``stop``);
+``quit`` ends the game. ``--episode match`` plays whole matches to the preset's target.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+from c8env.agents import Agent, available, load
+from c8env.agents.view import StateObservation
+from c8env.cards import RANKS, SUITS, card_text, parse_card
+from c8env.engine import ANNOUNCE, ANY_SUIT, DECLARE_BASE, DRAW, PASS, PHASE_NAMES, STOP, State, action_text
+from c8env.rules import RuleSet, load_rules
+
+_WORDS = {"draw": DRAW, "pass": PASS, "announce": ANNOUNCE, "stop": STOP}
+_QUIT = ("q", "quit", "exit")
+
+
+class QuitGame(Exception):
+    """The human player typed ``quit``."""
+
+
+def parse_move(text: str, legal: Sequence[int]) -> int:
+    """The action id a typed answer names among ``legal`` (1-based number, card, suit or word).
+
+    Raises ``ValueError`` with the reason and the legal moves when the answer names no legal move.
+    """
+    answer = text.strip()
+    lowered = answer.lower()
+    if lowered in _QUIT:
+        raise QuitGame
+    listing = "; ".join(f"{i} = {action_text(a)}" for i, a in enumerate(legal, 1))
+    if lowered.isdigit():
+        index = int(lowered)
+        if 1 <= index <= len(legal):
+            return legal[index - 1]
+        raise ValueError(f"{answer!r}: no move has that number; legal: {listing}")
+    for prefix in ("play ", "declare "):
+        if lowered.startswith(prefix):
+            lowered = lowered[len(prefix):].strip()
+    if lowered.split(" ")[0] in _WORDS:
+        action = _WORDS[lowered.split(" ")[0]]
+    elif len(lowered) == 1 and lowered.upper() in SUITS:
+        action = DECLARE_BASE + SUITS.index(lowered.upper())
+    else:
+        try:
+            action = parse_card(lowered)
+        except ValueError:
+            raise ValueError(f"{answer!r} is not a move; type a number, a card like 8H, a suit, "
+                             f"draw, pass, announce, stop or quit; legal: {listing}") from None
+    if action not in legal:
+        raise ValueError(f"{answer!r} ({action_text(action)}) is not legal now; legal: {listing}")
+    return action
+
+
+def _table(state: State, you: int) -> list[str]:
+    """What the human may see: the top card, what to follow, everyone's card count, your hand."""
+    follow = "any card" if state.suit == ANY_SUIT else SUITS[state.suit]
+    if state.rank >= 0 and state.suit != ANY_SUIT:
+        follow += f" or rank {RANKS[state.rank]}"
+    counts = ", ".join(f"{'you' if seat == you else f'player_{seat}'} {state.sizes[seat]}"
+                       for seat in range(state.num_players))
+    return [f"top card {card_text(state.top_card)} | follow {follow} | stock {len(state.stock)} | cards: {counts}"
+             + (f" | pending draw {state.pending}" if state.pending else ""),
+            f"your hand: {' '.join(card_text(c) for c in state.hand(you))}"]
+
+
+def play_hand(state: State, agents: dict[int, Agent], you: int, ask: Callable[[str], str],
+              say: Callable[[str], None]) -> None:
+    """Play one hand of ``state`` to its end: ``agents`` act in their seats, ``ask`` gets your moves."""
+    while not state.hand_over:
+        seat = state.current_player
+        if seat in agents:
+            action = agents[seat].act(StateObservation(state, seat))
+            before = state.sizes[seat]
+            state.apply(action)
+            drawn = state.sizes[seat] - before if action in (DRAW, PASS) else 0
+            say(f"player_{seat}: {action_text(action)}" + (f" ({drawn} card{'s' * (drawn != 1)})" if drawn > 0 else ""))
+            continue
+        legal = state.legal_actions()
+        for line in _table(state, you):
+            say(line)
+        say(f"your move ({PHASE_NAMES[state.phase]}): "
+            + "  ".join(f"[{i}] {action_text(a)}" for i, a in enumerate(legal, 1)))
+        while True:
+            try:
+                action = parse_move(ask("> "), legal)
+                break
+            except ValueError as err:
+                say(str(err))
+        held = set(state.hand(you))
+        state.apply(action)
+        new = [c for c in state.hand(you) if c not in held]
+        say(f"you: {action_text(action)}" + (f" -> you got {' '.join(card_text(c) for c in new)}" if new else ""))
+    winner = "you" if state.winner == you else ("nobody (tie)" if state.winner is None else f"player_{state.winner}")
+    say(f"hand over ({state.end_reason}): winner {winner}")
+    for seat in range(state.num_players):
+        if seat != you:
+            say(f"  player_{seat} held: {' '.join(card_text(c) for c in state.hand(seat)) or '-'}")
+    say(f"scores: {state.scores}")
+
+
+def play_game(agent_specs: Sequence[str], num_players: int = 2, rules: str | RuleSet = "standard", seat: int = 0,
+              seed: int | None = None, episode: str = "hand", ask: Callable[[str], str] = input,
+              say: Callable[[str], None] = print) -> State:
+    """Play a hand (or a whole match) with you in ``seat`` and ``agent_specs`` repeated around the others.
+
+    Returns the final state. ``ask``/``say`` replace ``input``/``print`` (scripted play, tests).
+    """
+    if episode not in ("hand", "match"):
+        raise ValueError(f"episode={episode!r} is invalid; allowed: hand, match")
+    if not agent_specs:
+        raise ValueError("give at least one agent spec; available: " + ", ".join(available()))
+    rules_name = rules if isinstance(rules, str) else "custom"
+    rules = load_rules(rules)
+    state = State.new(num_players, rules, seed=seed)
+    if not isinstance(seat, int) or not 0 <= seat < state.num_players:
+        raise ValueError(f"seat={seat!r} is invalid; allowed: an int from 0 to {state.num_players - 1}")
+    others = [s for s in range(state.num_players) if s != seat]
+    agents = {s: load(agent_specs[i % len(agent_specs)], rules=rules, num_players=state.num_players,
+                      seed=None if seed is None else seed + s)
+              for i, s in enumerate(others)}
+    say(f"Crazy Eights, {state.num_players} players, rules {rules_name!r}; you are player_{seat}; "
+        + ", ".join(f"player_{s} is {agent_specs[i % len(agent_specs)]}" for i, s in enumerate(others)))
+    while True:
+        say(f"--- hand {state.hands_played + 1}, dealer player_{state.dealer} ---")
+        play_hand(state, agents, seat, ask, say)
+        if episode == "hand" or state.match_over:
+            break
+        state.next_hand()
+    if episode == "match":
+        winner = state.match_winner
+        say("match over: " + ("you win" if winner == seat else f"player_{winner} wins"))
+    return state
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="c8env play", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--agent", action="append", metavar="SPEC",
+                        help="opponent spec, repeated around the table (default greedy); one of "
+                             + ", ".join(available()) + ", expert:simulations=N, or a .npz path")
+    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--rules", default="standard", help="preset name or YAML path")
+    parser.add_argument("--seat", type=int, default=0, help="your seat (0 .. players-1)")
+    parser.add_argument("--seed", type=int, default=None, help="deal seed (default: fresh)")
+    parser.add_argument("--episode", default="hand", choices=("hand", "match"))
+    args = parser.parse_args(argv)
+    try:
+        play_game(args.agent or ["greedy"], args.players, args.rules, args.seat, args.seed, args.episode)
+    except ValueError as err:
+        parser.exit(2, f"c8env play: error: {err}\n")
+    except (QuitGame, EOFError, KeyboardInterrupt):
+        print("\ngame abandoned")
+
+
+if __name__ == "__main__":
+    main()
