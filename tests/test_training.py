@@ -258,6 +258,8 @@ def test_tiny_run_checkpoints_resumes_and_exports(tmp_path, processes):
                 "pretrain/accuracy", "rollout/ep_rew_mean", "time/fps"):
         assert key in header
     assert (run / "policy.npz").is_file() and (run / "eval.md").is_file()
+    assert f"Learning curves: {run / 'curves.png'}" in out
+    assert (run / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     # 4. export the run and play a full game with the policy in the AEC env
     out_path = tmp_path / "exported.npz"
@@ -281,3 +283,27 @@ def test_tiny_run_checkpoints_resumes_and_exports(tmp_path, processes):
         moves += 1
     assert moves > 0 and ended == {"player_0", "player_1"} and sum(final.values()) == 0
     assert env.unwrapped.state.hand_over
+
+
+def test_plot_draws_a_run_and_rejects_what_is_not_one(tmp_path):
+    from training.plot import main as plot_main
+    from training.plot import read_evals
+
+    run = tmp_path / "run-s0"
+    run.mkdir()
+    rows = [{"step": step, "opponent": opponent, "hands": 200, "win_rate": rate, "ci_low": rate - 0.05,
+             "ci_high": rate + 0.05, "points_per_hand": 0.0, "fair_share": 0.5}
+            for step, rates in ((2000, (0.9, 0.55)), (0, (0.8, 0.5)))
+            for opponent, rate in zip(("random", "greedy"), rates, strict=True)]
+    (run / "evals.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    curves = read_evals(run)
+    assert list(curves) == ["random", "greedy"]
+    assert [r["step"] for r in curves["greedy"]] == [0, 2000]
+    plot_main([str(run), "--out", str(tmp_path / "c.png")])
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+    with pytest.raises(ValueError, match="has no evals.jsonl"):
+        read_evals(tmp_path)
+    (run / "evals.jsonl").write_text('{"step": 1}\n')
+    with pytest.raises(ValueError, match="line 1 is not an evaluation record"):
+        read_evals(run)

@@ -18,7 +18,8 @@ The run reads top to bottom (:meth:`Trainer.run`):
    (with a ``.json`` sidecar: config, pool, best) is written; SIGINT/SIGTERM stop the run at the
    next step with a checkpoint of the model as it was at the start of that rollout;
 5. at the end ``policy.npz`` (the NumPy policy file, ``c8env.agents.load(path)``) is
-   exported and evaluated on fresh deals; the table is printed and saved as ``eval.md``.
+   exported and evaluated on fresh deals; the table is printed and saved as ``eval.md``, the
+   learning curves of the periodic evaluations as ``curves.png`` (:mod:`training.plot`).
 
 Logs: ``logs/progress.csv`` and TensorBoard ``logs/tb`` (keys grouped: ``rollout/``,
 ``train/``, ``eval/``, ``pool/``, ``pretrain/``, ``time/``); ``evals.jsonl`` holds every evaluation.
@@ -338,6 +339,10 @@ class Trainer:
         if self.best:
             lines += ["", f"Best periodic evaluation vs {self.best['opponent']}: {self.best['win_rate']:.1%} at step "
                           f"{self.best['step']:,} ({self.run_dir / 'best.npz'})."]
+        if (self.run_dir / "evals.jsonl").is_file():
+            from training.plot import plot_run
+
+            lines += ["", f"Learning curves: {plot_run(self.run_dir)}"]
         text = "\n".join(lines)
         (self.run_dir / "eval.md").write_text(text + "\n")
         _write_json(self.run_dir / "eval.json", {"step": step, "seconds": seconds, "policy": str(path), "rows": rows})
