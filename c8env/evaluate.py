@@ -30,7 +30,9 @@ from c8env.agents.view import StateObservation
 from c8env.engine import State, action_text, check_num_players
 from c8env.rules import RuleSet, load_rules
 
-_MAX_STEPS = 100_000
+#: A hand still running after this many moves is cut off: no winner, counted as ``truncated`` in the table
+#: (a policy that stalls by drawing without end would otherwise hold an evaluation up for minutes).
+MAX_HAND_STEPS = 10_000
 _CHUNK = 25
 
 
@@ -63,7 +65,7 @@ class HandRecord:
 
 
 def play_hand(agents: Sequence[Agent], names: Sequence[str], rules: RuleSet, num_players: int, deal_seed: int,
-              seats: Sequence[int], max_steps: int = _MAX_STEPS) -> tuple[State, int]:
+              seats: Sequence[int], max_steps: int = MAX_HAND_STEPS) -> tuple[State, int]:
     """Play one hand from a seeded deal; ``seats[seat]`` is the index into ``agents``. Returns the final
     state and the number of steps. An illegal action raises :class:`AgentError` naming agent and move."""
     state = State.new(num_players, rules, seed=deal_seed)
@@ -168,6 +170,10 @@ class Table:
         return sum(1 for r in self.records if r.winner is None and not r.truncated)
 
     @property
+    def truncated(self) -> int:
+        return sum(1 for r in self.records if r.truncated)
+
+    @property
     def games_per_second(self) -> float:
         return self.hands / self.seconds if self.seconds else float("inf")
 
@@ -188,7 +194,8 @@ class Table:
         lines = [
             f"{self.num_players} players, {self.deals} deals x {self.num_players} rotations = {self.hands} hands, "
             f"seed {self.seed}; mean hand length {self.mean_length:.1f} steps; ties {self.ties}; "
-            f"{self.games_per_second:,.0f} hands/s",
+            + (f"cut off at {MAX_HAND_STEPS:,} moves (no winner) {self.truncated}; " if self.truncated else "")
+            + f"{self.games_per_second:,.0f} hands/s",
             "",
             "| agent | seats/hand | hands | win rate | 95% CI | points/hand |",
             "|---|---|---|---|---|---|",

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from c8env.evaluate import AgentError, bench_config, evaluate, league, play_hand, run_bench, wilson_interval
+from c8env.engine import DRAW
+from c8env.evaluate import (MAX_HAND_STEPS, AgentError, HandRecord, Table, bench_config, evaluate, league,
+                            play_hand, run_bench, wilson_interval)
 from c8env.rules import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +55,28 @@ def test_greedy_beats_random_and_markdown_reports_it():
     assert greedy.win_rate + random_.win_rate == pytest.approx(1.0)
     text = table.markdown()
     assert "| greedy |" in text and "95% CI" in text and "hands/s" in text
+
+
+class _Staller:
+    """Draws whenever it may (standard rules allow it), else plays its first legal move."""
+
+    def act(self, observation) -> int:
+        legal = list(observation.legal_actions())
+        return DRAW if DRAW in legal else legal[0]
+
+
+def test_stalled_hands_are_cut_off_and_reported():
+    rules = load_rules("standard")
+    state, steps = play_hand([_Staller(), _Staller()], ["staller", "staller"], rules, 2, 7, [0, 1], max_steps=3000)
+    assert steps == 3000 and not state.hand_over
+
+    records = [HandRecord(0, 0, [0, 1], None, [0, 0], MAX_HAND_STEPS, True),
+               HandRecord(0, 1, [1, 0], 1, [-5, 5], 40, False)]
+    table = Table(["a", "b"], 2, rules, 1, 0, records, 1.0)
+    assert table.truncated == 1 and table.ties == 0
+    assert f"cut off at {MAX_HAND_STEPS:,} moves (no winner) 1;" in table.markdown()
+    assert [s.wins for s in table.stats] == [0, 1] and [s.hands for s in table.stats] == [2, 2]
+    assert "cut off" not in evaluate(["greedy", "random"], deals=5, seed=0, workers=1).markdown()
 
 
 def test_league_matrix_and_ratings():
