@@ -15,7 +15,7 @@ import pytest
 
 import c8env
 from c8env import DRAW, preset_names
-from c8env.agents import BUILTIN, ExpertAgent, GreedyAgent, PolicyAgent, RandomAgent, available, load
+from c8env.agents import BUILTIN, ExpertAgent, GreedyAgent, PolicyAgent, RandomAgent, available, load, shipped_policies
 from c8env.agents.policy import save_policy
 
 PRESETS = preset_names()
@@ -124,6 +124,22 @@ def test_available_lists_the_builtins():
     assert len(names) == len(set(names))
     for name in names[3:]:  # shipped trained policies load by name
         assert isinstance(load(name), PolicyAgent)
+
+
+def test_shipped_policies_are_the_documented_ones():
+    assert shipped_policies() == ["ppo-standard-2p", "ppo-standard-4p"]
+
+
+@pytest.mark.parametrize("name, players, floor", [("ppo-standard-2p", 2, 0.85), ("ppo-standard-4p", 4, 0.6)])
+def test_shipped_policy_was_trained_for_its_table_and_beats_random(name, players, floor):
+    """The file's metadata names its player count and rules; it wins far more than its fair share vs random."""
+    from c8env.evaluate import evaluate
+
+    agent = load(name)
+    assert agent.meta["num_players"] == players
+    assert agent.meta["rules"] == c8env.load_rules("standard").to_dict()
+    table = evaluate([name] + ["random"] * (players - 1), players, "standard", deals=60, seed=3, workers=1)
+    assert table.stats[0].win_rate > floor, table.markdown()
 
 
 @pytest.mark.parametrize("spec, patterns", [

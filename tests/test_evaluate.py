@@ -10,8 +10,18 @@ from pathlib import Path
 import pytest
 
 from c8env.engine import DRAW
-from c8env.evaluate import (MAX_HAND_STEPS, AgentError, HandRecord, Table, bench_config, evaluate, league,
-                            play_hand, run_bench, wilson_interval)
+from c8env.evaluate import (
+    MAX_HAND_STEPS,
+    AgentError,
+    HandRecord,
+    Table,
+    bench_config,
+    evaluate,
+    league,
+    play_hand,
+    run_bench,
+    wilson_interval,
+)
 from c8env.rules import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
