@@ -307,3 +307,19 @@ def test_plot_draws_a_run_and_rejects_what_is_not_one(tmp_path):
     (run / "evals.jsonl").write_text('{"step": 1}\n')
     with pytest.raises(ValueError, match="line 1 is not an evaluation record"):
         read_evals(run)
+
+
+def test_same_seed_same_policy(tmp_path, processes):
+    """Two runs of one config and seed (warm start, subprocess envs, snapshots, PPO) give byte-identical policies."""
+    config = tmp_path / "tiny.yaml"
+    config.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in TINY.items()))
+    policies = []
+    for root, seed in (("a", 9), ("b", 9), ("c", 10)):
+        proc = _train(["--config", str(config), "--seed", str(seed), "--total-steps", "1024", "--no-progress",
+                       "--set", f"run_root={tmp_path / root}"])
+        processes.append(proc)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        policies.append((tmp_path / root / f"tiny-s{seed}" / "policy.npz").read_bytes())
+    assert policies[0] == policies[1]
+    assert policies[0] != policies[2]
