@@ -7,6 +7,7 @@ out rewards and renders. The rules live in :mod:`c8env.engine`.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -423,27 +424,37 @@ class raw_env(AECEnv, EzPickle):
         self.agent_selection = self.agents[state.current_player]
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            from gymnasium import logger
-
-            logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
-            return None
-        text = render_text(self.state)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_output(self.render_mode, lambda: render_text(self.state))
 
     def close(self) -> None:
         pass
 
 
+def render_output(render_mode: str | None, text: Callable[[], str]) -> str | None:
+    """What ``render()`` does with a render mode: warn without one, print for ``human``, return for ``ansi``."""
+    if render_mode is None:
+        from gymnasium import logger
+
+        logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+        return None
+    shown = text()
+    if render_mode == "human":
+        print(shown)
+        return None
+    return shown
+
+
+def follow_text(state: State) -> str:
+    """What the next card must match, e.g. ``H or rank 9``, ``D`` (after a wild) or ``any card``."""
+    if state.suit == ANY_SUIT:
+        return "any card"
+    return SUITS[state.suit] + (f" or rank {RANKS[state.rank]}" if state.rank >= 0 else "")
+
+
 def render_text(state: State) -> str:
     """A readable table of a state: the hand of the player to act, top card, suit, counts, scores."""
     n = state.num_players
-    follow = "any card" if state.suit == ANY_SUIT else SUITS[state.suit]
-    if state.rank >= 0 and state.suit != ANY_SUIT:
-        follow += f" or rank {RANKS[state.rank]}"
+    follow = follow_text(state)
     lines = [
         f"Crazy Eights | {n} players | phase {PHASE_NAMES[state.phase]} | hand {state.hands_played + 1}",
         f"top card {card_text(state.top_card)} | follow {follow} | stock {len(state.stock)} | "

@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 
 from c8env.agents import Agent, available, load
 from c8env.agents.view import StateObservation
-from c8env.cards import RANKS, SUITS, card_text, parse_card
-from c8env.engine import ANNOUNCE, ANY_SUIT, DECLARE_BASE, DRAW, PASS, PHASE_NAMES, STOP, State, action_text
+from c8env.cards import SUITS, card_text, parse_card
+from c8env.crazy_eights import follow_text
+from c8env.engine import ANNOUNCE, DECLARE_BASE, DRAW, PASS, PHASE_NAMES, STOP, State, action_text
 from c8env.rules import RuleSet, load_rules
 
 _WORDS = {"draw": DRAW, "pass": PASS, "announce": ANNOUNCE, "stop": STOP}
@@ -60,12 +61,9 @@ def parse_move(text: str, legal: Sequence[int]) -> int:
 
 def _table(state: State, you: int) -> list[str]:
     """What the human may see: the top card, what to follow, everyone's card count, your hand."""
-    follow = "any card" if state.suit == ANY_SUIT else SUITS[state.suit]
-    if state.rank >= 0 and state.suit != ANY_SUIT:
-        follow += f" or rank {RANKS[state.rank]}"
     counts = ", ".join(f"{'you' if seat == you else f'player_{seat}'} {state.sizes[seat]}"
                        for seat in range(state.num_players))
-    return [f"top card {card_text(state.top_card)} | follow {follow} | stock {len(state.stock)} | cards: {counts}"
+    return [f"top card {card_text(state.top_card)} | follow {follow_text(state)} | stock {len(state.stock)} | cards: {counts}"
              + (f" | pending draw {state.pending}" if state.pending else ""),
             f"your hand: {' '.join(card_text(c) for c in state.hand(you))}"]
 
@@ -122,11 +120,11 @@ def play_game(agent_specs: Sequence[str], num_players: int = 2, rules: str | Rul
     if not isinstance(seat, int) or not 0 <= seat < state.num_players:
         raise ValueError(f"seat={seat!r} is invalid; allowed: an int from 0 to {state.num_players - 1}")
     others = [s for s in range(state.num_players) if s != seat]
-    agents = {s: load(agent_specs[i % len(agent_specs)], rules=rules, num_players=state.num_players,
-                      seed=None if seed is None else seed + s)
-              for i, s in enumerate(others)}
+    specs = {s: agent_specs[i % len(agent_specs)] for i, s in enumerate(others)}
+    agents = {s: load(spec, rules=rules, num_players=state.num_players, seed=None if seed is None else seed + s)
+              for s, spec in specs.items()}
     say(f"Crazy Eights, {state.num_players} players, rules {rules_name!r}; you are player_{seat}; "
-        + ", ".join(f"player_{s} is {agent_specs[i % len(agent_specs)]}" for i, s in enumerate(others)))
+        + ", ".join(f"player_{s} is {spec}" for s, spec in specs.items()))
     while True:
         say(f"--- hand {state.hands_played + 1}, dealer player_{state.dealer} ---")
         play_hand(state, agents, seat, ask, say)

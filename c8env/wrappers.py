@@ -20,7 +20,14 @@ from gymnasium import spaces
 
 from c8env.agents import PolicyAgent, load
 from c8env.agents.view import StateObservation
-from c8env.crazy_eights import OBS_SIZE, check_episode_args, encode_observation, hand_rewards, render_text
+from c8env.crazy_eights import (
+    OBS_SIZE,
+    check_episode_args,
+    encode_observation,
+    hand_rewards,
+    render_output,
+    render_text,
+)
 from c8env.engine import NUM_ACTIONS, OVER, IllegalActionError, State, check_num_players
 from c8env.rules import RuleSet, load_rules
 
@@ -328,16 +335,12 @@ class SingleAgentEnv(gymnasium.Env):
         return mask
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
-            return None
+        return render_output(self.render_mode, self._render_text)
+
+    def _render_text(self) -> str:
         if self.state is None:
             raise RuntimeError("render() called before reset()")
-        text = f"learner: player_{self.learner_seat}\n{render_text(self.state)}"
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return f"learner: player_{self.learner_seat}\n{render_text(self.state)}"
 
     def close(self) -> None:
         pass

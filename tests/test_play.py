@@ -64,8 +64,7 @@ def _scripted(answers):
 
 
 def _first_legal_forever():
-    while True:
-        yield "1"
+    return itertools.repeat("1")
 
 
 @pytest.mark.parametrize("players, rules, seat, seed", [(2, "standard", 0, 3), (3, "special_cards", 1, 8),

@@ -2,7 +2,7 @@
 
 Reads the run's ``evals.jsonl`` (the periodic evaluations) and draws, per evaluation opponent,
 the win rate against training steps with its 95% interval as a band and the fair share as a
-dashed line; the best evaluation against greedy is marked. ``training.train`` writes
+dashed line; the trainer's best evaluation (``best.json``, the one behind ``best.npz``) is marked. ``training.train`` writes
 ``curves.png`` into the run directory at the end of every run.
 """
 
@@ -40,6 +40,8 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
 
     run_dir = Path(run_dir)
     curves = read_evals(run_dir)
+    best_file = run_dir / "best.json"  # the trainer's best periodic evaluation (best.npz), if any
+    best = json.loads(best_file.read_text()) if best_file.is_file() else {}
     out = Path(out) if out else run_dir / "curves.png"
     fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 3.6), squeeze=False)
     for ax, (opponent, rows) in zip(axes[0], curves.items(), strict=True):
@@ -48,8 +50,7 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
                         label="95% interval")
         ax.plot(steps, [r["win_rate"] for r in rows], marker="o", markersize=3, label="win rate")
         ax.axhline(rows[0]["fair_share"], color="grey", linestyle="--", linewidth=1, label="fair share")
-        if opponent == "greedy":
-            best = max(rows, key=lambda r: r["win_rate"])
+        if best.get("opponent") == opponent:
             ax.plot([best["step"] / 1e6], [best["win_rate"]], marker="*", markersize=12, color="C3",
                     linestyle="none", label=f"best {best['win_rate']:.1%}")
         ax.set_title(f"vs {opponent} ({rows[-1]['hands']:,} hands per point)")
