@@ -9,7 +9,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e ".[train,eval,dev]"
 	touch $@
 
-.PHONY: setup demo test train bench lint
+.PHONY: setup demo test train speed lint
 setup: $(VENV)/.installed
 
 demo: setup
@@ -21,8 +21,8 @@ test: setup
 train: setup
 	$(PY) -m training.train --config configs/train/default.yaml
 
-bench: setup
-	$(PY) -m c8env.bench engine
+speed: setup
+	$(PY) -m c8env.speed engine
 
 lint: setup
 	$(VENV)/bin/ruff check c8env training tests

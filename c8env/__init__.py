@@ -1,21 +1,38 @@
-"""c8env: the reference reinforcement-learning environment for Crazy Eights."""
+"""c8env: the reference reinforcement-learning environment for Crazy Eights.
 
+The core (cards, rules, engine, observation codec, episodes) needs NumPy and PyYAML
+only; ``import c8env`` loads it. The PettingZoo env (``env``, ``raw_env``) loads on first
+use (PEP 562), so ``import c8env.engine`` works without Gymnasium or PettingZoo.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, NUM_ACTIONS, PASS, STOP, action_text
 from c8env.cards import card_text, parse_card, parse_cards
-from c8env.crazy_eights import OBS_LAYOUT, OBS_SIZE, env, raw_env
-from c8env.engine import (
-    ANNOUNCE,
-    DECLARE_BASE,
-    DRAW,
-    NUM_ACTIONS,
-    PASS,
-    STOP,
-    IllegalActionError,
-    State,
-    action_text,
-)
+from c8env.engine import IllegalActionError, Phase, State
+from c8env.observation import OBS_LAYOUT, OBS_SIZE
 from c8env.rules import RuleSet, load_rules, preset_names
 
 __version__ = "0.1.0"
+
+#: Public names that load their module on first access (they need Gymnasium and PettingZoo).
+_LAZY = {"env": "c8env.crazy_eights", "raw_env": "c8env.crazy_eights"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'c8env' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "OBS_LAYOUT",
@@ -29,6 +46,7 @@ __all__ = [
     "PASS",
     "STOP",
     "IllegalActionError",
+    "Phase",
     "RuleSet",
     "State",
     "action_text",

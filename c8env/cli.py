@@ -1,19 +1,37 @@
-"""The ``c8env`` command: ``c8env eval ...``, ``c8env play ...``, ``c8env demo ...``, ``c8env bench ...``."""
+"""The ``c8env`` command: ``c8env eval ...``, ``c8env play ...``, ``c8env demo ...``, ``c8env speed ...``."""
 
 from __future__ import annotations
 
+import importlib
 import sys
+
+COMMANDS = {
+    "eval": ("c8env.evaluate", "evaluate agents: duplicate deals, win rates with 95% intervals, leagues, benchmarks"),
+    "play": ("c8env.play", "play against agents in the terminal"),
+    "demo": ("c8env.demo", "play and print one seeded hand"),
+    "speed": ("c8env.speed", "speed benchmarks of the engine, the env and the expert"),
+}
+#: Old names kept working: ``c8env bench`` was the speed benchmark.
+ALIASES = {"bench": "speed"}
+
+
+def usage() -> str:
+    lines = ["usage: c8env COMMAND [ARGS]   (c8env COMMAND --help for each)", "", "commands:"]
+    lines += [f"  {name:<6} {text}" for name, (_, text) in COMMANDS.items()]
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    commands = {"eval": "c8env.evaluate", "play": "c8env.play", "demo": "c8env.demo", "bench": "c8env.bench"}
-    if not argv or argv[0] not in commands:
-        print("usage: c8env {eval,play,demo,bench} ...   (c8env COMMAND --help for each)", file=sys.stderr)
+    if argv and argv[0] in ("-h", "--help"):
+        print(usage())
+        return
+    name = ALIASES.get(argv[0], argv[0]) if argv else None
+    if name not in COMMANDS:
+        problem = "no command given" if not argv else f"unknown command {argv[0]!r}"
+        print(f"c8env: error: {problem}; allowed: {', '.join(COMMANDS)}\n\n{usage()}", file=sys.stderr)
         raise SystemExit(2)
-    import importlib
-
-    importlib.import_module(commands[argv[0]]).main(argv[1:])
+    importlib.import_module(COMMANDS[name][0]).main(argv[1:])
 
 
 if __name__ == "__main__":

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import random
 
+from c8env.actions import action_text
 from c8env.cards import card_text
-from c8env.engine import PHASE_NAMES, State, action_text
+from c8env.engine import PHASE_NAMES, State
+from c8env.episode import play_hand
 
 
 def play_demo(num_players: int, rules: str, seed: int) -> State:
@@ -17,13 +19,17 @@ def play_demo(num_players: int, rules: str, seed: int) -> State:
     for seat in range(num_players):
         print(f"  player {seat}: {' '.join(card_text(c) for c in state.hand(seat))}")
     print(f"  starter: {card_text(state.top_card)}")
-    turn = 0
-    while not state.hand_over:
-        seat, phase = state.current_player, PHASE_NAMES[state.phase]
-        action = rng.choice(state.legal_actions())
-        state.apply(action)
-        turn += 1
-        print(f"{turn:4d}. player {seat} ({phase}): {action_text(action):20s} cards left {state.sizes[seat]:2d}")
+    phases: list[str] = []
+
+    def choose(state: State) -> int:
+        phases.append(PHASE_NAMES[state.phase])
+        return rng.choice(state.legal_actions())
+
+    def show(state: State, seat: int, action: int) -> None:
+        print(f"{len(phases):4d}. player {seat} ({phases[-1]}): {action_text(action):20s} "
+              f"cards left {state.sizes[seat]:2d}")
+
+    turn = play_hand(state, choose, on_move=show)
     who = f"player {state.winner}" if state.winner is not None else "nobody (tie)"
     print(f"hand over after {turn} moves ({state.end_reason}); winner: {who}; scores: {state.scores}")
     return state

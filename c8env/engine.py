@@ -12,20 +12,10 @@ operations. Play is driven by an explicit phase:
 - ``OVER``: the hand has ended; :meth:`State.next_hand` deals the next hand of a
   match.
 
-Action ids (one ``Discrete(60)`` space for every variant):
-
-====== =========================================================================
-id     action
-====== =========================================================================
-0-51   play the card with this id (with two decks, either copy)
-52-55  declare suit C, D, H, S
-56     draw one card (under a pending draw penalty: take the whole penalty)
-57     pass (in ``ANNOUNCE``: decline to announce, taking the penalty)
-58     announce "last card"
-59     call "stop"
-====== =========================================================================
-
-Decisions where RULES.md leaves a detail open (also listed in the README):
+Action ids are those of :mod:`c8env.actions` (0-51 play a card, 52-55 declare a
+suit, 56 draw, 57 pass, 58 announce "last card", 59 stop). ``docs/rules.md`` states
+every rule and variant; the engine's decisions where traditional rules leave a
+detail open (also listed there):
 
 - A hand ends the moment a player plays his last card, even a wild card (no suit
   is declared) and even under ``last_card_call`` (nothing to announce).
@@ -51,10 +41,12 @@ Decisions where RULES.md leaves a detail open (also listed in the README):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from enum import IntEnum
 from typing import Any
 
 import numpy as np
 
+from c8env.actions import ANNOUNCE, DECLARE_ACTIONS, DECLARE_BASE, DRAW, NUM_ACTIONS, PASS, STOP, action_text
 from c8env.cards import (
     ALL_CARDS_MASK,
     NUM_CARDS,
@@ -69,21 +61,25 @@ from c8env.cards import (
     parse_rank,
     parse_suit,
 )
-from c8env.rules import ANY_NEXT, DRAW_EFFECT, REVERSE, SKIP, RuleSet, load_rules
+from c8env.rules import Effect, RuleSet, load_rules
 
-NUM_ACTIONS = 60
-DECLARE_BASE = 52
-DRAW = 56
-PASS = 57
-ANNOUNCE = 58
-STOP = 59
 
-PLAY, DECLARE, ANNOUNCE_PHASE, OVER = 0, 1, 2, 3
-PHASE_NAMES = ("play", "declare", "announce", "over")
+class Phase(IntEnum):
+    """What the player to act does: play (or draw, pass, stop), declare a suit, announce; or the hand is over."""
+
+    PLAY = 0
+    DECLARE = 1
+    ANNOUNCE = 2
+    OVER = 3
+
+
+PLAY, DECLARE, ANNOUNCE_PHASE, OVER = Phase
+PHASE_NAMES = tuple(phase.name.lower() for phase in Phase)
+#: ``State.suit`` when any card may be played (an ``any_next`` card lies on top).
 ANY_SUIT = 4
 MIN_PLAYERS, MAX_PLAYERS = 2, 7
 
-_DECLARE_ACTIONS = (52, 53, 54, 55)
+SKIP, REVERSE, DRAW_EFFECT, ANY_NEXT = Effect.SKIP, Effect.REVERSE, Effect.DRAW, Effect.ANY_NEXT
 _ANNOUNCE_ACTIONS = (PASS, ANNOUNCE)
 _STATE_KEYS = (
     "num_players", "hands", "stock", "discard", "current_player", "dealer", "suit_to_follow", "rank_to_follow",
@@ -97,20 +93,11 @@ def wild_mask_for(rules: RuleSet, count: int) -> int:
     count names (count k = rank index k-1; none at 0)."""
     if rules.countdown:
         return RANK_MASKS[count - 1] if count > 0 else 0
-    return rules._wild_mask
+    return rules.wild_mask
 
 
 class IllegalActionError(ValueError):
     """An action that is not legal in the current state (the state is left unchanged)."""
-
-
-def action_text(action: int) -> str:
-    """Human-readable name of an action id, e.g. ``play 8H``, ``declare S``, ``draw``."""
-    if 0 <= action < NUM_CARDS:
-        return f"play {card_text(action)}"
-    if DECLARE_BASE <= action < DECLARE_BASE + 4:
-        return f"declare {SUITS[action - DECLARE_BASE]}"
-    return {DRAW: "draw", PASS: "pass", ANNOUNCE: "announce last card", STOP: "stop"}.get(action, f"<{action}>")
 
 
 def check_num_players(num_players: Any) -> int:
@@ -137,7 +124,7 @@ class State:
     """
 
     __slots__ = (
-        "rules", "num_players", "bits", "dups", "sizes", "stock", "discard", "current", "dealer", "suit", "rank",
+        "rules", "num_players", "_held", "_twice", "sizes", "stock", "discard", "current", "dealer", "suit", "rank",
         "direction", "phase", "pending", "draws", "passes", "scores", "hands_played", "countdown", "voids",
         "winner", "end_reason", "_entropy", "_reshuffles", "_follow", "_wild_masks", "_legal",
     )
@@ -148,8 +135,8 @@ class State:
         s = cls.__new__(cls)
         s.rules = rules
         s.num_players = num_players
-        s.bits = [0] * num_players
-        s.dups = [0] * num_players
+        s._held = [0] * num_players
+        s._twice = [0] * num_players
         s.sizes = [0] * num_players
         s.stock = []
         s.discard = []
@@ -212,8 +199,8 @@ class State:
         n = self.num_players
         deck = list(range(NUM_CARDS)) * self.rules.num_decks(n)
         stock = [deck[i] for i in rng.permutation(len(deck))]
-        self.bits = [0] * n
-        self.dups = [0] * n
+        self._held = [0] * n
+        self._twice = [0] * n
         self.sizes = [0] * n
         self._set_wild_masks()
         want = self._deal_sizes()
@@ -261,8 +248,8 @@ class State:
         s = State.__new__(State)
         s.rules = self.rules
         s.num_players = self.num_players
-        s.bits = self.bits[:]
-        s.dups = self.dups[:]
+        s._held = self._held[:]
+        s._twice = self._twice[:]
         s.sizes = self.sizes[:]
         s.stock = self.stock[:]
         s.discard = self.discard[:]
@@ -293,7 +280,7 @@ class State:
         search agents; card ids, the stock's last element on top). Card counts are not checked."""
         s = self.copy()
         for seat, cards in hands.items():
-            s.bits[seat] = s.dups[seat] = s.sizes[seat] = 0
+            s._held[seat] = s._twice[seat] = s.sizes[seat] = 0
             for card in cards:
                 s._add(seat, card)
         s.stock = list(stock)
@@ -303,18 +290,18 @@ class State:
     # ----- small helpers ----------------------------------------------------------------------------
     def _add(self, seat: int, card: int) -> None:
         bit = 1 << card
-        if self.bits[seat] & bit:
-            self.dups[seat] |= bit
+        if self._held[seat] & bit:
+            self._twice[seat] |= bit
         else:
-            self.bits[seat] |= bit
+            self._held[seat] |= bit
         self.sizes[seat] += 1
 
     def _remove(self, seat: int, card: int) -> None:
         bit = 1 << card
-        if self.dups[seat] & bit:
-            self.dups[seat] ^= bit
+        if self._twice[seat] & bit:
+            self._twice[seat] ^= bit
         else:
-            self.bits[seat] ^= bit
+            self._held[seat] ^= bit
         self.sizes[seat] -= 1
 
     def _set_top(self, suit: int, rank: int) -> None:
@@ -326,14 +313,24 @@ class State:
         else:
             self._follow = SUIT_MASKS[suit] | (RANK_MASKS[rank] if rank >= 0 else 0)
 
+    def held_cards(self, seat: int) -> tuple[int, int]:
+        """A seat's hand as two card sets (bit ``c`` set for card id ``c``): the cards held at least
+        once, and the cards held twice (two decks)."""
+        return self._held[seat], self._twice[seat]
+
+    def follow_mask(self) -> int:
+        """The card set that matches the top of the discard pile by suit or rank (every card while an
+        ``any_next`` card lies on top); wild cards are not included unless they match."""
+        return self._follow
+
     def hand(self, seat: int) -> list[int]:
         """Card ids in a seat's hand, ascending (a card held twice appears twice)."""
-        return sorted(iter_bits(self.bits[seat]) + iter_bits(self.dups[seat]))
+        return sorted(iter_bits(self._held[seat]) + iter_bits(self._twice[seat]))
 
     def hand_points(self, seat: int) -> int:
         """Points of the cards in a seat's hand."""
-        table = self.rules._card_point_table
-        return sum(table[c] for c in iter_bits(self.bits[seat])) + sum(table[c] for c in iter_bits(self.dups[seat]))
+        table = self.rules.point_table
+        return sum(table[c] for c in iter_bits(self._held[seat])) + sum(table[c] for c in iter_bits(self._twice[seat]))
 
     def wild_mask(self, seat: int) -> int:
         """Bit set of the cards that are wild for a seat."""
@@ -369,9 +366,9 @@ class State:
         if phase == PLAY:
             p = self.current
             if self.pending:
-                defence = self.bits[p] & self._follow & self.rules._draw_cards_mask & ~self._wild_masks[p]
+                defence = self._held[p] & self._follow & self.rules.draw_cards_mask & ~self._wild_masks[p]
                 return (*iter_bits(defence), DRAW)
-            playable = self.bits[p] & (self._follow | self._wild_masks[p])
+            playable = self._held[p] & (self._follow | self._wild_masks[p])
             acts = iter_bits(playable)
             if self._may_draw(playable):
                 acts.append(DRAW)
@@ -382,7 +379,7 @@ class State:
                 acts.append(STOP)
             return tuple(acts)
         if phase == DECLARE:
-            return _DECLARE_ACTIONS
+            return DECLARE_ACTIONS
         if phase == ANNOUNCE_PHASE:
             return _ANNOUNCE_ACTIONS
         return ()
@@ -467,13 +464,13 @@ class State:
             self._set_top(suit, -1)
             return
         rules = self.rules
-        effect = rules._effect_table[card]
+        effect = rules.effect_table[card]
         if effect == ANY_NEXT:
             self._set_top(ANY_SUIT, rank)
         else:
             self._set_top(suit, rank)
             if effect == DRAW_EFFECT:
-                self.pending += rules._draw_table[card]
+                self.pending += rules.draw_table[card]
         self._after_play(p)
 
     def _after_play(self, p: int) -> None:
@@ -486,7 +483,7 @@ class State:
         """End the turn of a player who played a card: apply its skip or reverse."""
         step = 1
         if self.rank >= 0:  # a card played as a wild card (rank -1) carries no effect
-            effect = self.rules._effect_table[self.discard[-1]]
+            effect = self.rules.effect_table[self.discard[-1]]
             if effect == SKIP:
                 step = 2
             elif effect == REVERSE:
@@ -727,7 +724,7 @@ class _StateReader:
         phase_name = data.get("phase", "play")
         if phase_name not in PHASE_NAMES:
             raise ValueError(f"state key 'phase' = {phase_name!r} is invalid; allowed: {', '.join(PHASE_NAMES)}")
-        phase = PHASE_NAMES.index(phase_name)
+        phase = Phase(PHASE_NAMES.index(phase_name))
         if phase != OVER:
             for i, h in enumerate(hands):
                 if not h:

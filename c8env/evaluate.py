@@ -25,14 +25,16 @@ from typing import Any
 
 import numpy as np
 
+from c8env.actions import action_text
 from c8env.agents import Agent, PolicyAgent, load
-from c8env.agents.view import StateObservation
-from c8env.engine import State, action_text, check_num_players
+from c8env.engine import State, check_num_players
+from c8env.episode import MAX_HAND_STEPS, play_hand
+from c8env.observation import StateObservation
 from c8env.rules import RuleSet, load_rules
+from c8env.seeding import derive_seed
 
-#: A hand still running after this many moves is cut off: no winner, counted as ``truncated`` in the table
-#: (a policy that stalls by drawing without end would otherwise hold an evaluation up for minutes).
-MAX_HAND_STEPS = 10_000
+# A hand still running after MAX_HAND_STEPS moves is cut off: no winner, counted as ``truncated`` in the
+# table (a policy that stalls by drawing without end would otherwise hold an evaluation up for minutes).
 _CHUNK = 25
 
 
@@ -64,13 +66,12 @@ class HandRecord:
     truncated: bool
 
 
-def play_hand(agents: Sequence[Agent], names: Sequence[str], rules: RuleSet, num_players: int, deal_seed: int,
+def play_deal(agents: Sequence[Agent], names: Sequence[str], rules: RuleSet, num_players: int, deal_seed: int,
               seats: Sequence[int], max_steps: int = MAX_HAND_STEPS) -> tuple[State, int]:
     """Play one hand from a seeded deal; ``seats[seat]`` is the index into ``agents``. Returns the final
     state and the number of steps. An illegal action raises :class:`AgentError` naming agent and move."""
-    state = State.new(num_players, rules, seed=deal_seed)
-    steps = 0
-    while not state.hand_over and steps < max_steps:
+
+    def choose(state: State) -> int:
         seat = state.current_player
         index = seats[seat]
         action = agents[index].act(StateObservation(state, seat))
@@ -80,13 +81,10 @@ def play_hand(agents: Sequence[Agent], names: Sequence[str], rules: RuleSet, num
                 f"agent {names[index]!r} (seat {seat}) chose {action!r} ({action_text(action) if isinstance(action, int) else '?'}), "
                 f"which is illegal; legal: {', '.join(f'{a} ({action_text(a)})' for a in legal)}"
             )
-        state.apply(action)
-        steps += 1
-    return state, steps
+        return action
 
-
-def _deal_seed(seed: int, deal: int) -> int:
-    return int(np.random.SeedSequence([seed, deal]).generate_state(1, np.uint64)[0])
+    state = State.new(num_players, rules, seed=deal_seed)
+    return state, play_hand(state, choose, max_steps)
 
 
 def _play_deals(specs: Sequence[str], rules: RuleSet, num_players: int, seed: int,
@@ -97,15 +95,15 @@ def _play_deals(specs: Sequence[str], rules: RuleSet, num_players: int, seed: in
     policies: dict[str, PolicyAgent] = {}
     records = []
     for deal in deals:
-        deal_seed = _deal_seed(seed, deal)
+        deal_seed = derive_seed(seed, deal)
         for rotation in range(num_players):
             seats = [base[(seat + rotation) % num_players] for seat in range(num_players)]
             agents = [policies.get(spec) or load(spec, rules=rules, num_players=num_players,
-                                                 seed=_deal_seed(deal_seed, 1000 * rotation + i))
+                                                 seed=derive_seed(deal_seed, 1000 * rotation + i))
                       for i, spec in enumerate(specs)]
             policies.update((spec, agent) for spec, agent in zip(specs, agents, strict=True)
                             if isinstance(agent, PolicyAgent))  # deterministic: load each file once
-            state, steps = play_hand(agents, specs, rules, num_players, deal_seed, seats)
+            state, steps = play_deal(agents, specs, rules, num_players, deal_seed, seats)
             transfers = [0] * lineup
             truncated = not state.hand_over
             if not truncated:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
+from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, PASS, STOP, action_text
 from c8env.agents import Agent, available, load
-from c8env.agents.view import StateObservation
 from c8env.cards import SUITS, card_text, parse_card
-from c8env.crazy_eights import follow_text
-from c8env.engine import ANNOUNCE, DECLARE_BASE, DRAW, PASS, PHASE_NAMES, STOP, State, action_text
+from c8env.engine import PHASE_NAMES, State
+from c8env.episode import MAX_HAND_STEPS, play_hand
+from c8env.observation import StateObservation
 from c8env.rules import RuleSet, load_rules
+from c8env.text import follow_text
 
 _WORDS = {"draw": DRAW, "pass": PASS, "announce": ANNOUNCE, "stop": STOP}
 _QUIT = ("q", "quit", "exit")
@@ -68,18 +70,16 @@ def _table(state: State, you: int) -> list[str]:
             f"your hand: {' '.join(card_text(c) for c in state.hand(you))}"]
 
 
-def play_hand(state: State, agents: dict[int, Agent], you: int, ask: Callable[[str], str],
-              say: Callable[[str], None]) -> None:
+def _play_with_you(state: State, agents: dict[int, Agent], you: int, ask: Callable[[str], str],
+                   say: Callable[[str], None]) -> None:
     """Play one hand of ``state`` to its end: ``agents`` act in their seats, ``ask`` gets your moves."""
-    while not state.hand_over:
+    before: dict[str, object] = {}
+
+    def choose(state: State) -> int:
         seat = state.current_player
+        before["size"], before["hand"] = state.sizes[seat], set(state.hand(you))
         if seat in agents:
-            action = agents[seat].act(StateObservation(state, seat))
-            before = state.sizes[seat]
-            state.apply(action)
-            drawn = state.sizes[seat] - before if action in (DRAW, PASS) else 0
-            say(f"player_{seat}: {action_text(action)}" + (f" ({drawn} card{'s' * (drawn != 1)})" if drawn > 0 else ""))
-            continue
+            return agents[seat].act(StateObservation(state, seat))
         legal = state.legal_actions()
         for line in _table(state, you):
             say(line)
@@ -87,14 +87,22 @@ def play_hand(state: State, agents: dict[int, Agent], you: int, ask: Callable[[s
             + "  ".join(f"[{i}] {action_text(a)}" for i, a in enumerate(legal, 1)))
         while True:
             try:
-                action = parse_move(ask("> "), legal)
-                break
+                return parse_move(ask("> "), legal)
             except ValueError as err:
                 say(str(err))
-        held = set(state.hand(you))
-        state.apply(action)
-        new = [c for c in state.hand(you) if c not in held]
-        say(f"you: {action_text(action)}" + (f" -> you got {' '.join(card_text(c) for c in new)}" if new else ""))
+
+    def show(state: State, seat: int, action: int) -> None:
+        if seat in agents:
+            drawn = state.sizes[seat] - before["size"] if action in (DRAW, PASS) else 0
+            say(f"player_{seat}: {action_text(action)}" + (f" ({drawn} card{'s' * (drawn != 1)})" if drawn > 0 else ""))
+        else:
+            new = [c for c in state.hand(you) if c not in before["hand"]]
+            say(f"you: {action_text(action)}" + (f" -> you got {' '.join(card_text(c) for c in new)}" if new else ""))
+
+    play_hand(state, choose, on_move=show)
+    if not state.hand_over:
+        say(f"hand cut off after {MAX_HAND_STEPS:,} moves: nobody wins it")
+        return
     winner = "you" if state.winner == you else ("nobody (tie)" if state.winner is None else f"player_{state.winner}")
     say(f"hand over ({state.end_reason}): winner {winner}")
     for seat in range(state.num_players):
@@ -127,11 +135,11 @@ def play_game(agent_specs: Sequence[str], num_players: int = 2, rules: str | Rul
         + ", ".join(f"player_{s} is {spec}" for s, spec in specs.items()))
     while True:
         say(f"--- hand {state.hands_played + 1}, dealer player_{state.dealer} ---")
-        play_hand(state, agents, seat, ask, say)
-        if episode == "hand" or state.match_over:
+        _play_with_you(state, agents, seat, ask, say)
+        if episode == "hand" or not state.hand_over or state.match_over:
             break
         state.next_hand()
-    if episode == "match":
+    if episode == "match" and state.match_over:
         winner = state.match_winner
         say("match over: " + ("you win" if winner == seat else f"player_{winner} wins"))
     return state

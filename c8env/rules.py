@@ -12,6 +12,7 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import IntEnum
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -32,9 +33,19 @@ from c8env.cards import (
 _PACKAGE_PRESETS = Path(__file__).parent / "presets"
 _REPO_PRESETS = Path(__file__).parent.parent / "configs" / "rules"
 
-# Effect codes used by the engine's per-card tables.
-NO_EFFECT, SKIP, REVERSE, DRAW_EFFECT, ANY_NEXT = 0, 1, 2, 3, 4
-_EFFECT_NAMES = {"skip": SKIP, "reverse": REVERSE, "any_next": ANY_NEXT}
+
+
+class Effect(IntEnum):
+    """What a special card does (the values of :attr:`RuleSet.effect_table`)."""
+
+    NONE = 0
+    SKIP = 1
+    REVERSE = 2
+    DRAW = 3
+    ANY_NEXT = 4
+
+
+_EFFECT_NAMES = {"skip": Effect.SKIP, "reverse": Effect.REVERSE, "any_next": Effect.ANY_NEXT}
 _EFFECT_HELP = "'skip', 'reverse', 'any_next' or {draw: N} with N >= 1"
 
 
@@ -94,10 +105,15 @@ def _effect_value(key: str, value: Any) -> str | Mapping[str, int]:
 
 @dataclass(frozen=True)
 class RuleSet:
-    """A complete, validated set of Crazy Eights rules (see RULES.md for each rule's source).
+    """A complete, validated set of Crazy Eights rules (``docs/rules.md`` explains every field).
 
     Construct directly with keyword arguments, or with :meth:`from_preset`,
     :meth:`from_dict`, :meth:`from_yaml` or :func:`load_rules`.
+
+    Besides the fields, a rule set carries per-card tables derived from them, indexed
+    by card id: :attr:`point_table` (points), :attr:`effect_table` (:class:`Effect`
+    codes), :attr:`draw_table` (cards a draw card makes the next player take), and the
+    card sets :attr:`draw_cards_mask` and :attr:`wild_mask` (bit ``c`` set for card ``c``).
     """
 
     decks: str | int = "auto"
@@ -192,11 +208,11 @@ class RuleSet:
         self._build_tables()
 
     def _build_tables(self) -> None:
-        """Per-card lookup tables for the engine (derived data, not fields)."""
+        """Per-card lookup tables (derived data, not fields)."""
         rank_points = list(DEFAULT_RANK_POINTS)
         for rank, value in self.card_points.items():
             rank_points[RANKS.index(rank)] = value
-        effect_code = [NO_EFFECT] * NUM_CARDS
+        effect_code = [int(Effect.NONE)] * NUM_CARDS
         draw_amount = [0] * NUM_CARDS
         for card in range(NUM_CARDS):
             text = card_text(card)
@@ -204,12 +220,12 @@ class RuleSet:
             if value is None:
                 continue
             if isinstance(value, Mapping):
-                effect_code[card], draw_amount[card] = DRAW_EFFECT, value["draw"]
+                effect_code[card], draw_amount[card] = int(Effect.DRAW), value["draw"]
             else:
-                effect_code[card] = _EFFECT_NAMES[value]
+                effect_code[card] = int(_EFFECT_NAMES[value])
         wild = RANKS.index(self.wild_rank)
         tables = {
-            "card_point_table": tuple(rank_points[rank_of(c)] for c in range(NUM_CARDS)),
+            "point_table": tuple(rank_points[rank_of(c)] for c in range(NUM_CARDS)),
             "effect_table": tuple(effect_code),
             "draw_table": tuple(draw_amount),
             "draw_cards_mask": sum(1 << c for c in range(NUM_CARDS) if draw_amount[c]),
@@ -217,7 +233,7 @@ class RuleSet:
             "wild_mask": RANK_MASKS[wild],
         }
         for name, value in tables.items():
-            object.__setattr__(self, "_" + name, value)
+            object.__setattr__(self, name, value)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> RuleSet:
         unknown = sorted(set(kwargs) - {f.name for f in dataclasses.fields(cls)})
@@ -254,7 +270,11 @@ class RuleSet:
 
     def card_points_of(self, card: int) -> int:
         """Points of one card id."""
-        return self._card_point_table[card]
+        return self.point_table[card]
+
+    def effect_of(self, card: int) -> Effect:
+        """The special effect of one card id (``Effect.NONE`` for a plain card)."""
+        return Effect(self.effect_table[card])
 
     # ----- construction ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 :class:`SingleAgentEnv` seats one learner against opponent agents (``c8env.agents``
 specs or any object with ``act(observation) -> int``). It drives the engine
-directly -- the same rules, observation encoding and rewards as :func:`c8env.raw_env`,
-without the AEC bookkeeping -- so the learner's steps are cheap.
+directly through the same :class:`c8env.episode.Episode` as :func:`c8env.raw_env` (hand
+end, match play, truncation, rewards, info keys), without the AEC bookkeeping, so the
+learner's steps are cheap.
 
 Importing this module imports Gymnasium and ``c8env.agents`` (NumPy only), never torch.
 """
@@ -18,18 +19,14 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from c8env.actions import NUM_ACTIONS
 from c8env.agents import PolicyAgent, load
-from c8env.agents.view import StateObservation
-from c8env.crazy_eights import (
-    OBS_SIZE,
-    check_episode_args,
-    encode_observation,
-    hand_rewards,
-    render_output,
-    render_text,
-)
-from c8env.engine import NUM_ACTIONS, OVER, IllegalActionError, State, check_num_players
+from c8env.engine import IllegalActionError, State, check_num_players
+from c8env.episode import Episode
+from c8env.observation import StateObservation, encode_observation
 from c8env.rules import RuleSet, load_rules
+from c8env.spaces import check_render_mode, render_output, vector_space
+from c8env.text import render_text
 
 #: Deals tried at one ``reset`` before giving up when every hand ends before the learner's first decision.
 MAX_REDEALS = 1_000
@@ -126,7 +123,8 @@ class SingleAgentEnv(gymnasium.Env):
     ) -> None:
         self.num_players = n = check_num_players(num_players)
         self.rules = load_rules(rules)
-        max_steps = check_episode_args(episode, reward, max_steps, render_mode)
+        self._episode = Episode(episode, reward, max_steps)
+        check_render_mode(render_mode)
         if learner_seat is not None and (
             not isinstance(learner_seat, (int, np.integer)) or isinstance(learner_seat, bool)
             or not 0 <= learner_seat < n
@@ -136,12 +134,12 @@ class SingleAgentEnv(gymnasium.Env):
             raise ValueError(f"illegal_action={illegal_action!r} is invalid; allowed: 'raise' or 'penalty'")
         self.episode = episode
         self.reward_type = reward
-        self.max_steps = max_steps
+        self.max_steps = self._episode.max_steps
         self.render_mode = render_mode
         self.fixed_seat = None if learner_seat is None else int(learner_seat)
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
-        self.observation_space = spaces.Box(low=-1.0, high=1e6, shape=(OBS_SIZE,), dtype=np.float32)
+        self.observation_space = vector_space()
         self.action_space = spaces.Discrete(NUM_ACTIONS)
 
         self._policy_cache: dict[str, PolicyAgent] = {}
@@ -157,7 +155,6 @@ class SingleAgentEnv(gymnasium.Env):
         self.learner_seat: int = 0 if self.fixed_seat is None else self.fixed_seat
         self.opponents: list[Any] = []  # by seat; None at the learner's seat
         self._labels: list[str] = []
-        self._hand_steps = 0
         self._pending_reward = 0.0
         self._done = True
 
@@ -242,10 +239,9 @@ class SingleAgentEnv(gymnasium.Env):
                     raise ValueError("options['state'] has phase 'over'; give a position with a move to make")
             else:
                 self.state = State.new(n, self.rules, seed=deal_seed)
-            self._hand_steps = 0
-            self._done = False
-            reward, terminated, truncated, _ = self._play_opponents(0.0, {})
-            if not (terminated or truncated):
+            self._episode.start(self.state)
+            reward, _ = self._play_opponents(0.0, {})
+            if not self._episode.done:
                 break
             if "state" in options:
                 raise ValueError(
@@ -258,6 +254,7 @@ class SingleAgentEnv(gymnasium.Env):
                 f"{MAX_REDEALS} deals in a row ended before the learner's first decision; check the rules "
                 "(hand_size, stop_threshold) and max_steps"
             )
+        self._done = False
         self._pending_reward = reward
         info = {"learner_seat": self.learner_seat}
         if skipped:
@@ -271,61 +268,43 @@ class SingleAgentEnv(gymnasium.Env):
             raise RuntimeError("step() called on a finished episode (or before reset()); call reset() first")
         if isinstance(action, np.ndarray) and action.ndim == 0 and action.dtype.kind in "iu":
             action = int(action)
-        state = self.state
-        if self.illegal_action == "raise":
-            state.apply(action)
-        else:
-            try:
-                state.apply(action)
-            except IllegalActionError:
-                self._done = True
-                info = {"learner_seat": self.learner_seat, "illegal_action": action}
-                return encode_observation(state, self.learner_seat), self.illegal_reward, True, False, info
-        self._hand_steps += 1
+        try:
+            rewards = self._episode.step(action)
+        except IllegalActionError:
+            if self.illegal_action == "raise":
+                raise
+            self._done = True
+            info = {"learner_seat": self.learner_seat, "illegal_action": action}
+            return encode_observation(self.state, self.learner_seat), self.illegal_reward, True, False, info
         reward = self._pending_reward
         self._pending_reward = 0.0
         info = {"learner_seat": self.learner_seat}
-        reward, terminated, truncated, info = self._play_opponents(reward, info)
+        if rewards is not None:
+            reward += rewards[self.learner_seat]
+            info.update(self._episode.result)
+        reward, info = self._play_opponents(reward, info)
+        self._done = self._episode.done
         if self.render_mode == "human":
             self.render()
-        return encode_observation(state, self.learner_seat), reward, terminated, truncated, info
+        return encode_observation(self.state, self.learner_seat), reward, self._episode.terminated, \
+            self._episode.truncated, info
 
-    def _play_opponents(self, reward: float, info: dict) -> tuple[float, bool, bool, dict]:
-        """Let the opponents move until the learner's turn, the episode's end or truncation."""
-        state = self.state
-        learner = self.learner_seat
-        while True:
-            if state.phase == OVER:
-                reward += self._learner_reward()
-                info["hand_winner"] = state.winner
-                info["end_reason"] = state.end_reason
-                info["scores"] = list(state.scores)
-                if self.episode == "match" and not state.match_over:
-                    state.next_hand()
-                    self._hand_steps = 0
-                    continue
-                if self.episode == "match":
-                    info["match_winner"] = state.match_winner
-                self._done = True
-                return reward, True, False, info
-            if self._hand_steps >= self.max_steps:
-                self._done = True
-                return reward, False, True, info
-            seat = state.current
-            if seat == learner:
-                return reward, False, False, info
-            action = self._opponent_action(seat)
+    def _play_opponents(self, reward: float, info: dict) -> tuple[float, dict]:
+        """Let the opponents move until the learner's turn or the episode's end (terminated or truncated),
+        adding the learner's reward of every hand that ends and that hand's result to ``info``."""
+        episode, state, learner = self._episode, self.state, self.learner_seat
+        while not episode.done and state.current_player != learner:
+            seat = state.current_player
             try:
-                state.apply(action)
+                rewards = episode.step(self._opponent_action(seat))
             except IllegalActionError as err:
                 raise IllegalActionError(
                     f"opponent {self._labels[seat]} at seat {seat} returned an illegal action: {err}"
                 ) from None
-            self._hand_steps += 1
-
-    def _learner_reward(self) -> float:
-        """The learner's reward for the finished hand (as the AEC env gives it)."""
-        return hand_rewards(self.state, self.reward_type)[self.learner_seat]
+            if rewards is not None:
+                reward += rewards[learner]
+                info.update(episode.result)
+        return reward, info
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a bool array of 60 (all False once the episode is over)."""

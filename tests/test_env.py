@@ -428,7 +428,7 @@ def hidden_variants(d, seat, rng):
 
 @pytest.mark.parametrize("n", range(2, 8))
 def test_no_hidden_information_in_any_observation(n):
-    from c8env.crazy_eights import encode_observation
+    from c8env.observation import encode_observation
 
     rng = np.random.default_rng(100 + n)
     checked = 0

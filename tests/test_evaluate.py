@@ -18,7 +18,7 @@ from c8env.evaluate import (
     bench_config,
     evaluate,
     league,
-    play_hand,
+    play_deal,
     run_bench,
     wilson_interval,
 )
@@ -77,7 +77,7 @@ class _Staller:
 
 def test_stalled_hands_are_cut_off_and_reported():
     rules = load_rules("standard")
-    state, steps = play_hand([_Staller(), _Staller()], ["staller", "staller"], rules, 2, 7, [0, 1], max_steps=3000)
+    state, steps = play_deal([_Staller(), _Staller()], ["staller", "staller"], rules, 2, 7, [0, 1], max_steps=3000)
     assert steps == 3000 and not state.hand_over
 
     records = [HandRecord(0, 0, [0, 1], None, [0, 0], MAX_HAND_STEPS, True),
@@ -107,7 +107,7 @@ def test_illegal_agent_action_names_agent_and_move():
 
     rules = load_rules("standard")
     with pytest.raises(AgentError, match=r"agent 'cheater' \(seat \d\) chose 57 \(pass\), which is illegal; legal: "):
-        play_hand([Cheater(), Cheater()], ["cheater", "cheater"], rules, 2, deal_seed=3, seats=[0, 1])
+        play_deal([Cheater(), Cheater()], ["cheater", "cheater"], rules, 2, deal_seed=3, seats=[0, 1])
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,9 @@ import sys
 import pytest
 
 from c8env.agents import load
-from c8env.agents.view import StateObservation
 from c8env.cards import parse_card
 from c8env.engine import ANNOUNCE, DECLARE_BASE, DRAW, PASS, STOP, State
+from c8env.observation import StateObservation
 from c8env.play import QuitGame, parse_move, play_game
 
 LEGAL = [parse_card("8C"), parse_card("TD"), parse_card("QS"), DRAW]

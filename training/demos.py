@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from c8env.agents import load
-from c8env.agents.view import StateObservation
-from c8env.crazy_eights import hand_rewards
 from c8env.engine import State
+from c8env.episode import hand_rewards
+from c8env.observation import StateObservation
 from c8env.rules import load_rules
 from training.config import TrainConfig
 from training.pool import OpponentPool

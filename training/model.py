@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from c8env.crazy_eights import OBS_LAYOUT, OBS_SIZE
+from c8env.observation import OBS_LAYOUT, OBS_SIZE
 from training.config import TrainConfig
 
 #: Divisors of the raw observation counts that can exceed a few units.

@@ -20,49 +20,41 @@ from typing import NamedTuple
 
 import numpy as np
 
+from c8env.actions import ANNOUNCE, DRAW
 from c8env.agents.heuristic import greedy_action
 from c8env.agents.view import view_from_state
-from c8env.cards import NUM_CARDS, RANKS, SUIT_MASKS, SUITS, card_text
-from c8env.crazy_eights import OBS_LAYOUT, hand_rewards
-from c8env.engine import ANNOUNCE, DRAW, PHASE_NAMES, PLAY, State, wild_mask_for
+from c8env.cards import NUM_CARDS, NUM_SUITS, RANKS, SUIT_MASKS, SUITS, card_text
+from c8env.engine import ANY_SUIT, PHASE_NAMES, Phase, State, wild_mask_for
+from c8env.episode import hand_rewards, play_hand
+from c8env.observation import decode_observation
 from c8env.rules import RuleSet
-
-_MAX_ROLLOUT_STEPS = 2_000
 
 
 def public_position(observation: dict, rules: RuleSet) -> tuple[dict, list[int], list[int]]:
     """The observer's position as a state dict with the observer at seat 0 and the other hands
     empty, the card ids nobody has seen, and the opponents' hand sizes (seats 1..n-1)."""
-    obs = np.asarray(observation["observation"])
-
-    def part(name: str) -> np.ndarray:
-        return obs[OBS_LAYOUT[name]]
-
-    n = int(np.argmax(part("num_players"))) + 2
+    seen = decode_observation(observation["observation"])
+    n = seen.num_players
     decks = rules.num_decks(n)
-    hand_counts = part("hand").astype(int)
-    discard_counts = part("discard_pile").astype(int)
-    top = int(np.argmax(part("top_card")))
+    hand_counts, discard_counts, top = seen.hand, seen.discard_pile, seen.top_card
     discard = [c for c in range(NUM_CARDS) for _ in range(discard_counts[c] - (c == top))] + [top]
     unseen = [c for c in range(NUM_CARDS) for _ in range(decks - hand_counts[c] - discard_counts[c])]
-    sizes = [int(x) for x in part("opponent_hand_sizes")[: n - 1]]
-    rank_onehot = part("rank_to_follow")
-    voids = part("opponent_voids")
+    sizes = seen.opponent_sizes
     data = {
         "num_players": n,
         "hands": [[card_text(c) for c in range(NUM_CARDS) for _ in range(hand_counts[c])]] + [[] for _ in sizes],
         "stock": [],
         "discard": [card_text(c) for c in discard],
         "current_player": 0,
-        "suit_to_follow": "*" if part("any_card")[0] else SUITS[int(np.argmax(part("suit_to_follow")))],
-        "rank_to_follow": RANKS[int(np.argmax(rank_onehot))] if rank_onehot.any() else None,
-        "direction": int(part("direction")[0]),
-        "phase": PHASE_NAMES[int(np.argmax(part("phase")))],
-        "pending_draw": int(part("pending_draw")[0]),
-        "draws_this_turn": int(part("draws_this_turn")[0]),
-        "scores": [int(x) for x in part("scores")[:n]],
-        "countdown": [int(x) for x in part("countdown")[:n]] if rules.countdown else [8] * n,
-        "voids": [[]] + [[SUITS[s] for s in range(4) if voids[4 * k + s]] for k in range(n - 1)],
+        "suit_to_follow": "*" if seen.suit == ANY_SUIT else SUITS[seen.suit],
+        "rank_to_follow": RANKS[seen.rank] if seen.rank >= 0 else None,
+        "direction": seen.direction,
+        "phase": PHASE_NAMES[seen.phase],
+        "pending_draw": seen.pending_draw,
+        "draws_this_turn": seen.draws_this_turn,
+        "scores": seen.scores,
+        "countdown": seen.countdown if rules.countdown else [8] * n,
+        "voids": [[]] + [[SUITS[s] for s in range(NUM_SUITS) if (voids >> s) & 1] for voids in seen.opponent_voids],
     }
     return data, unseen, sizes
 
@@ -141,9 +133,10 @@ class ExpertAgent:
     def _remember(self, public: State, action: int) -> None:
         after = public.copy()
         after.apply(action)
-        kept = public.bits[0] & ~(1 << action) if action < NUM_CARDS else public.bits[0]
-        to_move = after.phase == PLAY and after.current_player == 1 and not after.pending
-        follow = (after._follow | after.wild_mask(1)) if to_move else 0
+        held = public.held_cards(0)[0]
+        kept = held & ~(1 << action) if action < NUM_CARDS else held
+        to_move = after.phase == Phase.PLAY and after.current_player == 1 and not after.pending
+        follow = (after.follow_mask() | after.wild_mask(1)) if to_move else 0
         self._last = _AfterMove(kept, tuple(public.scores), to_move, follow, after.discard[-1], after.sizes[1])
         if after.hand_over:
             self._last, self._known = None, None
@@ -154,7 +147,7 @@ class ExpertAgent:
         last = self._last
         if last is None:
             return
-        if last.kept & ~public.bits[0] or tuple(public.scores) != last.scores:  # a new hand
+        if last.kept & ~public.held_cards(0)[0] or tuple(public.scores) != last.scores:  # a new hand
             self._last, self._known = None, None
             return
         if not last.opponent_to_move:
@@ -211,12 +204,13 @@ class ExpertAgent:
         return dealt
 
     def _rollout(self, world: State, action: int) -> float:
+        """The observer's reward after ``action`` and greedy play by everyone to the hand's end
+        (0 for a hand cut off unfinished)."""
         state = world.copy()
         state.apply(action)
-        rules = self.rules
-        steps = 0
-        while not state.hand_over and steps < _MAX_ROLLOUT_STEPS:
-            legal = state.legal_actions()
-            state.apply(legal[0] if len(legal) == 1 else greedy_action(view_from_state(state), rules))
-            steps += 1
+        play_hand(state, self._rollout_move)
         return hand_rewards(state, self.reward)[0] if state.hand_over else 0.0
+
+    def _rollout_move(self, state: State) -> int:
+        legal = state.legal_actions()
+        return legal[0] if len(legal) == 1 else greedy_action(view_from_state(state), self.rules)

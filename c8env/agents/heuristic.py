@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from c8env.agents.view import StateObservation, View, view_from_observation
-from c8env.cards import NUM_CARDS, NUM_RANKS, SUIT_MASKS, iter_bits
-from c8env.engine import ANNOUNCE, ANNOUNCE_PHASE, DECLARE, DECLARE_BASE, DRAW, PASS, STOP
-from c8env.rules import ANY_NEXT, DRAW_EFFECT, SKIP, RuleSet
+from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, PASS, STOP
+from c8env.agents.view import StateObservation, View, view_of
+from c8env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, SUIT_MASKS, iter_bits
+from c8env.engine import Phase
+from c8env.rules import Effect, RuleSet
 
 # Greedy's weights, in card points.
 _LONG_SUIT = 2  # per other card held in the played card's suit
@@ -15,6 +16,7 @@ _NEXT_VOID = 8  # the next player just drew or passed on this suit
 _ATTACK_CLOSE, _ATTACK_FAR = 12, 2  # skip / draw card when the next player holds <= 2 cards, or more
 _ANY_NEXT = -5  # a card that lets the next player play anything
 _KEEP_WILD = 60  # keep wild cards while every opponent holds more than 2 cards
+_SKIP, _DRAW, _ANY_NEXT_EFFECT = int(Effect.SKIP), int(Effect.DRAW), int(Effect.ANY_NEXT)
 
 
 class RandomAgent:
@@ -35,15 +37,15 @@ class RandomAgent:
 
 def best_suit(view: View, rules: RuleSet) -> int:
     """Suit to declare: the one held most (non-wild cards), then the next player's void, then points."""
-    points = rules._card_point_table
-    score = [0.0] * 4
+    points = rules.point_table
+    score = [0.0] * NUM_SUITS
     for held in (view.hand_bits, view.hand_dups):
         for card in iter_bits(held & ~view.wild_mask):
             score[card // NUM_RANKS] += 100 + points[card]
-    for suit in range(4):
+    for suit in range(NUM_SUITS):
         if (view.next_voids >> suit) & 1:
             score[suit] += 150
-    return max(range(4), key=lambda s: score[s])
+    return max(range(NUM_SUITS), key=lambda s: score[s])
 
 
 def greedy_action(view: View, rules: RuleSet) -> int:
@@ -58,13 +60,13 @@ def greedy_action(view: View, rules: RuleSet) -> int:
     legal = view.legal
     if len(legal) == 1:
         return legal[0]
-    if view.phase == DECLARE:
+    if view.phase == Phase.DECLARE:
         return DECLARE_BASE + best_suit(view, rules)
-    if view.phase == ANNOUNCE_PHASE:
+    if view.phase == Phase.ANNOUNCE:
         return ANNOUNCE
     if STOP in legal:
         return STOP
-    points, effects = rules._card_point_table, rules._effect_table
+    points, effects = rules.point_table, rules.effect_table
     wild_mask = view.wild_mask
     plain, plain_dups = view.hand_bits & ~wild_mask, view.hand_dups & ~wild_mask
     suit_counts = [(plain & m).bit_count() + (plain_dups & m).bit_count() for m in SUIT_MASKS]
@@ -81,9 +83,9 @@ def greedy_action(view: View, rules: RuleSet) -> int:
             if (view.next_voids >> suit) & 1:
                 score += _NEXT_VOID
             effect = effects[action]
-            if effect == SKIP or effect == DRAW_EFFECT:
+            if effect == _SKIP or effect == _DRAW:
                 score += _ATTACK_CLOSE if view.next_size <= 2 else _ATTACK_FAR
-            elif effect == ANY_NEXT:
+            elif effect == _ANY_NEXT_EFFECT:
                 score += _ANY_NEXT
         if score > best_score:
             best, best_score = action, score
@@ -102,10 +104,7 @@ class GreedyAgent:
         self.rules = rules
 
     def act(self, observation: dict) -> int:
-        if isinstance(observation, StateObservation):
-            view = observation.view()
-        else:
-            view = view_from_observation(observation)
+        view = view_of(observation)
         if not view.legal:
             raise ValueError("GreedyAgent.act: the action mask has no legal action (not this agent's turn?)")
         return greedy_action(view, self.rules)

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from c8env.crazy_eights import OBS_SIZE
-from c8env.engine import NUM_ACTIONS
+from c8env.actions import NUM_ACTIONS
+from c8env.observation import OBS_SIZE
 
 FORMAT = "c8env-policy"
 VERSION = 1

@@ -1,22 +1,20 @@
-"""What a policy sees: a small decoded view of an observation (or of an engine state).
+"""What a heuristic decides from: a small view of an observation (or of an engine state).
 
 Heuristic agents and search rollouts decide from the same :class:`View`, built
-either from the env's observation dict (:func:`view_from_observation`) or, much
-faster, straight from an engine state for the player to act (:func:`view_from_state`).
+either from the env's observation dict (:func:`view_from_observation`, through the one
+decoder :func:`c8env.observation.decode_observation`) or, much faster, straight from
+an engine state for the player to act (:func:`view_from_state`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
 import numpy as np
 
 from c8env.cards import NUM_CARDS, RANK_MASKS
-from c8env.crazy_eights import OBS_LAYOUT, encode_observation
-from c8env.engine import ANY_SUIT, State
-
-_L = {name: (s.start, s.stop) for name, s in OBS_LAYOUT.items()}
+from c8env.engine import State
+from c8env.observation import StateObservation, decode_observation
 
 
 class View(NamedTuple):
@@ -49,10 +47,11 @@ def view_from_state(state: State) -> View:
     p = state.current_player
     nxt = (p + state.direction) % state.num_players
     sizes = state.sizes
+    held, twice = state.held_cards(p)
     return View(
         legal=state.legal_actions(),
-        hand_bits=state.bits[p],
-        hand_dups=state.dups[p],
+        hand_bits=held,
+        hand_dups=twice,
         phase=state.phase,
         suit=state.suit,
         pending=state.pending,
@@ -65,77 +64,32 @@ def view_from_state(state: State) -> View:
 
 def view_from_observation(observation: dict) -> View:
     """View of the observer from the env's observation dict (which must be his turn)."""
-    obs = np.asarray(observation["observation"])
-    legal = np.flatnonzero(observation["action_mask"]).tolist()
-    a, b = _L["hand"]
-    counts = obs[a:b]
-    hand_bits = sum(1 << c for c in range(NUM_CARDS) if counts[c] >= 1)
-    hand_dups = sum(1 << c for c in range(NUM_CARDS) if counts[c] >= 2)
-    a, b = _L["num_players"]
-    n = int(np.argmax(obs[a:b])) + 2
-    a, _ = _L["opponent_hand_sizes"]
-    sizes = [int(x) for x in obs[a:a + n - 1]]
-    direction = int(obs[_L["direction"][0]])
-    slot = 0 if direction == 1 else n - 2
-    a, _ = _L["opponent_voids"]
-    voids = obs[a + 4 * slot:a + 4 * slot + 4]
-    a, b = _L["suit_to_follow"]
-    suit = ANY_SUIT if obs[_L["any_card"][0]] else int(np.argmax(obs[a:b]))
-    a, b = _L["wild_rank"]
-    wild = obs[a:b]
+    seen = decode_observation(observation["observation"])
+    counts = seen.hand
+    slot = 0 if seen.direction == 1 else seen.num_players - 2  # the next player in the direction of play
     return View(
-        legal=legal,
-        hand_bits=hand_bits,
-        hand_dups=hand_dups,
-        phase=int(np.argmax(obs[_L["phase"][0]:_L["phase"][1]])),
-        suit=suit,
-        pending=int(obs[_L["pending_draw"][0]]),
-        wild_mask=RANK_MASKS[int(np.argmax(wild))] if wild.any() else 0,
-        next_voids=sum(1 << s for s in range(4) if voids[s]),
-        next_size=sizes[slot],
-        min_opponent_size=min(sizes),
+        legal=np.flatnonzero(observation["action_mask"]).tolist(),
+        hand_bits=sum(1 << c for c in range(NUM_CARDS) if counts[c] >= 1),
+        hand_dups=sum(1 << c for c in range(NUM_CARDS) if counts[c] >= 2),
+        phase=seen.phase,
+        suit=seen.suit,
+        pending=seen.pending_draw,
+        wild_mask=RANK_MASKS[seen.wild_rank] if seen.wild_rank >= 0 else 0,
+        next_voids=seen.opponent_voids[slot],
+        next_size=seen.opponent_sizes[slot],
+        min_opponent_size=min(seen.opponent_sizes),
     )
 
 
+def view_of(observation: dict) -> View:
+    """The observer's :class:`View`: read from the state behind a :class:`StateObservation` (fast), else
+    decoded from the observation dict. Raises ``ValueError`` when it is not the observer's turn."""
+    if isinstance(observation, StateObservation):
+        state = observation.state
+        if observation.seat != state.current_player or state.hand_over:
+            raise ValueError("the observation's seat is not the player to act")
+        return view_from_state(state)
+    return view_from_observation(observation)
 
-class StateObservation(Mapping):
-    """The env's observation dict for one seat of an engine state, each key computed on first access.
 
-    Built-in agents recognise it and read the same public facts straight from the state
-    (:meth:`view`, :meth:`legal_actions`) instead of decoding the vector; evaluation and
-    search use it to skip encoding.
-    """
-
-    __slots__ = ("_state", "_seat", "_cache")
-
-    def __init__(self, state: State, seat: int) -> None:
-        self._state, self._seat, self._cache = state, seat, {}
-
-    def __getitem__(self, key: str) -> np.ndarray:
-        if key not in self._cache:
-            if key == "observation":
-                self._cache[key] = encode_observation(self._state, self._seat)
-            elif key == "action_mask":
-                mask = np.zeros(60, dtype=np.int8)
-                mask[self.legal_actions()] = 1
-                self._cache[key] = mask
-            else:
-                raise KeyError(key)
-        return self._cache[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(("observation", "action_mask"))
-
-    def __len__(self) -> int:
-        return 2
-
-    def legal_actions(self) -> list[int]:
-        """The observer's legal actions (empty when it is not his turn)."""
-        state = self._state
-        return state.legal_actions() if self._seat == state.current_player and not state.hand_over else []
-
-    def view(self) -> View:
-        """The observer's :class:`View` (same facts as :func:`view_from_observation`)."""
-        if self._seat != self._state.current_player:
-            raise ValueError("StateObservation.view: it is not this seat's turn")
-        return view_from_state(self._state)
+__all__ = ["StateObservation", "View", "view_from_observation", "view_from_state", "view_of"]

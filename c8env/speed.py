@@ -1,13 +1,16 @@
-"""Speed benchmarks that print figures (never timed assertions).
+"""Speed benchmarks that print figures (never timed assertions): ``c8env speed`` / ``python -m c8env.speed``.
 
-``python -m c8env.bench env`` runs PettingZoo's standard random loop (``agent_iter``,
+(How strong an agent is, rather than how fast, is measured by ``c8env eval`` and its
+benchmark protocols: :mod:`c8env.evaluate`.)
+
+``python -m c8env.speed env`` runs PettingZoo's standard random loop (``agent_iter``,
 ``last``, ``action_space(agent).sample(mask)``, ``step``) on ``c8env.env(num_players=2)``
 and, when installed, on Shimmy's OpenSpiel crazy_eights and PettingZoo's
 ``connect_four_v3``, in the same run.
 
-``python -m c8env.bench expert`` times the expert's decisions against greedy.
+``python -m c8env.speed expert`` times the expert's decisions against greedy.
 
-``python -m c8env.bench engine`` measures engine decisions per second for random
+``python -m c8env.speed engine`` measures engine decisions per second for random
 play as an outside Python loop drives it (``state.legal_actions()``,
 ``random.Random.choice``, ``state.apply``), median of 5 runs, and, when the
 ``bench`` extra is installed, OpenSpiel's C++ crazy_eights driven by the same
@@ -179,7 +182,7 @@ def bench_env(steps: int) -> None:
 def bench_expert(hands: int, spec: str = "expert") -> None:
     """Time per decision of a search agent playing 2-player hands against greedy (forced moves included)."""
     from c8env.agents import load
-    from c8env.agents.view import StateObservation
+    from c8env.observation import StateObservation
 
     times: list[float] = []
     searched: list[float] = []
@@ -222,7 +225,8 @@ def bench_engine(decisions: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="c8env speed", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=["engine", "env", "expert", "all"], help="what to benchmark")
     parser.add_argument("--hands", type=int, default=50, help="hands for the expert timing")
     parser.add_argument("--spec", default="expert", help="search agent spec for the expert timing")

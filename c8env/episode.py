@@ -1,0 +1,140 @@
+"""Episodes and hands: the one place that plays a hand, ends it, scores it and continues a match.
+
+- :func:`play_hand` plays the hand of a state to its end with a move chooser, cut off
+  after :data:`MAX_HAND_STEPS` moves. Evaluation, search rollouts, demonstrations,
+  terminal play and the demo all play hands through it.
+- :class:`Episode` is what the environments step: one hand (``episode="hand"``) or
+  hands until the match ends (``episode="match"``), rewards at each hand's end
+  (:func:`hand_rewards`), truncation after ``max_steps`` moves of one hand, and the
+  info of the last finished hand. The PettingZoo env and ``SingleAgentEnv`` both
+  step an :class:`Episode`, so these rules exist once.
+
+NumPy only (no gymnasium, no pettingzoo).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from c8env.engine import OVER, State
+
+#: Moves after which :func:`play_hand` cuts a hand off unfinished. Under the standard rules a
+#: player may draw at will and the discard pile is reshuffled into the stock, so a hand can be
+#: stalled for ever; uniformly random 2-player play averages about 900 moves a hand.
+MAX_HAND_STEPS = 10_000
+#: Default ``max_steps`` of the environments: moves of one hand before every agent is truncated.
+DEFAULT_MAX_STEPS = 100_000
+EPISODES = ("hand", "match")
+REWARDS = ("win", "points")
+
+
+def play_hand(state: State, choose: Callable[[State], int], max_steps: int = MAX_HAND_STEPS,
+              on_move: Callable[[State, int, int], None] | None = None) -> int:
+    """Play the hand of ``state`` (mutated) until it ends or ``max_steps`` moves were made.
+
+    ``choose(state)`` returns the move of the player to act; ``on_move(state, seat, action)``,
+    if given, is called after each move. Returns the number of moves made; the hand was
+    cut off when ``state.hand_over`` is still false. An illegal move raises
+    :class:`c8env.IllegalActionError` with the state unchanged.
+    """
+    steps = 0
+    while not state.hand_over and steps < max_steps:
+        seat = state.current_player
+        action = choose(state)
+        state.apply(action)
+        steps += 1
+        if on_move is not None:
+            on_move(state, seat, action)
+    return steps
+
+
+def hand_rewards(state: State, reward: str) -> list[float]:
+    """Every seat's reward for a finished hand. ``"win"``: +1 to the winner, -1/(n-1) to the
+    others, all 0 when nobody won; ``"points"``: the zero-sum points transfers."""
+    if reward == "points":
+        return [float(x) for x in state.hand_transfers()]
+    n = state.num_players
+    if state.winner is None:
+        return [0.0] * n
+    out = [-1.0 / (n - 1)] * n
+    out[state.winner] = 1.0
+    return out
+
+
+def check_episode_args(episode: str, reward: str, max_steps: int | None) -> int:
+    """Validate the episode arguments; returns ``max_steps`` with its default applied."""
+    if episode not in EPISODES:
+        raise ValueError(f"episode={episode!r} is invalid; allowed: 'hand' or 'match'")
+    if reward not in REWARDS:
+        raise ValueError(f"reward={reward!r} is invalid; allowed: 'win' or 'points'")
+    if max_steps is None:
+        max_steps = DEFAULT_MAX_STEPS
+    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+        raise ValueError(f"max_steps={max_steps!r} is invalid; allowed: None or an int >= 1")
+    return max_steps
+
+
+class Episode:
+    """An episode over a state: one hand, or hands until the match ends.
+
+    :meth:`start` takes the first position, :meth:`step` applies one move of the player to
+    act. A hand's end hands out :func:`hand_rewards` and sets :attr:`result` (the info of
+    that hand: ``hand_winner``, ``end_reason``, ``scores``, and ``match_winner`` when the
+    match is over); in a match the next hand is dealt at once. :attr:`terminated` is set
+    when the episode ends, :attr:`truncated` when one hand reaches ``max_steps`` moves.
+    """
+
+    def __init__(self, episode: str = "hand", reward: str = "win", max_steps: int | None = None) -> None:
+        self.max_steps = check_episode_args(episode, reward, max_steps)
+        self.episode = episode
+        self.reward = reward
+        self.state: State | None = None
+        self.hand_steps = 0
+        self.terminated = False
+        self.truncated = False
+        self.result: dict[str, Any] = {}
+
+    @property
+    def done(self) -> bool:
+        """Has the episode ended (terminated or truncated)?"""
+        return self.terminated or self.truncated
+
+    def start(self, state: State) -> list[float] | None:
+        """Begin the episode at ``state``; each seat's reward if that hand is already over, else None."""
+        self.state = state
+        self.hand_steps = 0
+        self.terminated = self.truncated = False
+        self.result = {}
+        return self._finish_hand() if state.phase == OVER else None
+
+    def step(self, action: int) -> list[float] | None:
+        """Apply the move of the player to act; each seat's reward if it ended a hand, else None."""
+        if self.done:
+            raise RuntimeError("Episode.step() after the episode ended; start a new one")
+        state = self.state
+        state.apply(action)
+        self.hand_steps += 1
+        if state.phase == OVER:
+            return self._finish_hand()
+        if self.hand_steps >= self.max_steps:
+            self.truncated = True
+        return None
+
+    def _finish_hand(self) -> list[float]:
+        """Score the finished hand, then end the episode or deal the match's next hand."""
+        state = self.state
+        rewards = hand_rewards(state, self.reward)
+        self.result = {"hand_winner": state.winner, "end_reason": state.end_reason, "scores": list(state.scores)}
+        if self.episode == "match" and not state.match_over:
+            state.next_hand()
+            self.hand_steps = 0
+        else:
+            self.terminated = True
+            if self.episode == "match":
+                self.result["match_winner"] = state.match_winner
+        return rewards
+
+
+__all__ = ["DEFAULT_MAX_STEPS", "EPISODES", "Episode", "MAX_HAND_STEPS", "REWARDS", "check_episode_args",
+           "hand_rewards", "play_hand"]

@@ -1,0 +1,248 @@
+"""The observation codec: what one seat sees, as a flat float32 vector, and back.
+
+The vector has :data:`OBS_SIZE` (245) entries for every player count and variant and
+is seat-relative: the observer first, then the next players clockwise. Hidden cards
+(other hands, the stock order) enter only as counts. :data:`OBS_LAYOUT` names its
+parts:
+
+=========  ====================  ==============================================================
+index      name                  meaning
+=========  ====================  ==============================================================
+0-51       hand                  copies of each card in the observer's hand (0, 1, 2)
+52-103     top_card              one-hot id of the discard pile's top card
+104-107    suit_to_follow        one-hot suit C, D, H, S to follow (zeros when any card goes)
+108-120    rank_to_follow        one-hot rank that matches (zeros after a declared suit)
+121        any_card              1 when any card may be played (an ``any_next`` card on top)
+122-173    discard_pile          copies of each card now in the discard pile
+174-179    opponent_hand_sizes   cards held by the next 1..6 players clockwise (0: no seat)
+180        stock_size            cards in the stock
+181        pending_draw          draw penalty in force
+182        direction             1 clockwise, -1 counter-clockwise
+183-186    phase                 one-hot play, declare, announce, over
+187        draws_this_turn       cards drawn so far this turn
+188-193    num_players           one-hot 2..7
+194-200    scores                match totals, observer first
+201-213    wild_rank             one-hot rank that is wild for the observer
+214-237    opponent_voids        per next player (6 slots) and suit: drew or passed on it
+238-244    countdown             countdown counts, observer first (zeros without countdown)
+=========  ====================  ==============================================================
+
+:func:`encode_observation` writes the vector, :func:`decode_observation` reads it back
+into an :class:`ObservedPosition`, :func:`action_mask` is the 60-long legal mask (all
+zeros off turn), and :class:`StateObservation` is the observation dict of a seat
+computed lazily from a state (built-in agents read the state's public facts instead
+of decoding). NumPy only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import NamedTuple
+
+import numpy as np
+
+from c8env.actions import NUM_ACTIONS
+from c8env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+from c8env.engine import ANY_SUIT, MAX_PLAYERS, Phase, State
+
+_MAX_OPPONENTS = MAX_PLAYERS - 1
+
+
+def _build_layout() -> dict[str, slice]:
+    sizes = [
+        ("hand", NUM_CARDS),
+        ("top_card", NUM_CARDS),
+        ("suit_to_follow", NUM_SUITS),
+        ("rank_to_follow", NUM_RANKS),
+        ("any_card", 1),
+        ("discard_pile", NUM_CARDS),
+        ("opponent_hand_sizes", _MAX_OPPONENTS),
+        ("stock_size", 1),
+        ("pending_draw", 1),
+        ("direction", 1),
+        ("phase", len(Phase)),
+        ("draws_this_turn", 1),
+        ("num_players", MAX_PLAYERS - 1),
+        ("scores", MAX_PLAYERS),
+        ("wild_rank", NUM_RANKS),
+        ("opponent_voids", _MAX_OPPONENTS * NUM_SUITS),
+        ("countdown", MAX_PLAYERS),
+    ]
+    layout, start = {}, 0
+    for name, size in sizes:
+        layout[name] = slice(start, start + size)
+        start += size
+    return layout
+
+
+#: Name -> slice of the observation vector (the table in the module docstring).
+OBS_LAYOUT: dict[str, slice] = _build_layout()
+OBS_SIZE: int = max(s.stop for s in OBS_LAYOUT.values())
+
+_HAND, _TOP, _SUIT, _RANK, _ANY, _DISCARD, _SIZES, _STOCK, _PENDING, _DIRECTION, _PHASE, _DRAWS, _PLAYERS, \
+    _SCORES, _WILD, _VOIDS, _COUNTDOWN = (s.start for s in OBS_LAYOUT.values())
+_SUIT_BITS = tuple(np.array([(v >> s) & 1 for s in range(NUM_SUITS)], dtype=np.float32) for v in range(16))
+
+
+def _bit_array(mask: int) -> np.ndarray:
+    """A 52-bit card set as a 0/1 uint8 array."""
+    return np.unpackbits(np.frombuffer(mask.to_bytes(7, "little"), dtype=np.uint8), count=NUM_CARDS,
+                         bitorder="little")
+
+
+def encode_observation(state: State, seat: int) -> np.ndarray:
+    """The float32 observation vector of ``seat`` (seat-relative, hidden cards never shown)."""
+    obs = np.zeros(OBS_SIZE, dtype=np.float32)
+    n = state.num_players
+    held, twice = state.held_cards(seat)
+    hand = _bit_array(held)
+    if twice:
+        hand = hand + _bit_array(twice)
+    obs[_HAND:_HAND + NUM_CARDS] = hand
+    obs[_TOP + state.discard[-1]] = 1.0
+    if state.suit == ANY_SUIT:
+        obs[_ANY] = 1.0
+    else:
+        obs[_SUIT + state.suit] = 1.0
+    if state.rank >= 0:
+        obs[_RANK + state.rank] = 1.0
+    obs[_DISCARD:_DISCARD + NUM_CARDS] = np.bincount(state.discard, minlength=NUM_CARDS)
+    others = [(seat + k) % n for k in range(1, n)]
+    sizes = state.sizes
+    obs[_SIZES:_SIZES + n - 1] = [sizes[s] for s in others]
+    obs[_STOCK] = len(state.stock)
+    obs[_PENDING] = state.pending
+    obs[_DIRECTION] = state.direction
+    obs[_PHASE + state.phase] = 1.0
+    obs[_DRAWS] = state.draws
+    obs[_PLAYERS + n - 2] = 1.0
+    if any(state.scores):
+        obs[_SCORES:_SCORES + n] = [state.scores[s] for s in [seat, *others]]
+    wild = state.wild_mask(seat)
+    if wild:
+        obs[_WILD + (wild & -wild).bit_length() - 1] = 1.0
+    voids = state.voids
+    for k, other in enumerate(others):
+        if voids[other]:
+            obs[_VOIDS + 4 * k:_VOIDS + 4 * k + 4] = _SUIT_BITS[voids[other]]
+    if state.rules.countdown:
+        obs[_COUNTDOWN:_COUNTDOWN + n] = [state.countdown[s] for s in [seat, *others]]
+    return obs
+
+
+def action_mask(state: State, seat: int) -> np.ndarray:
+    """The int8 mask of ``seat``'s legal actions: the state's legal actions on its turn, else all zeros."""
+    if seat == state.current_player and not state.hand_over:
+        return state.legal_mask()
+    return np.zeros(NUM_ACTIONS, dtype=np.int8)
+
+
+class ObservedPosition(NamedTuple):
+    """An observation vector read back: the observer's public view of the position.
+
+    Seat-relative lists hold the observer first (``scores``, ``countdown``) or the
+    opponents clockwise from the observer (``opponent_sizes``, ``opponent_voids``).
+    """
+
+    num_players: int
+    hand: np.ndarray
+    """Copies of each card id in the observer's hand (int, 52)."""
+    top_card: int
+    suit: int
+    """Suit index to follow, or ``ANY_SUIT`` when any card may be played."""
+    rank: int
+    """Rank index that matches, or -1 (after a declared suit)."""
+    discard_pile: np.ndarray
+    """Copies of each card id in the discard pile (int, 52)."""
+    opponent_sizes: list[int]
+    stock_size: int
+    pending_draw: int
+    direction: int
+    phase: Phase
+    draws_this_turn: int
+    scores: list[int]
+    wild_rank: int
+    """Rank index that is wild for the observer, or -1 (countdown at zero)."""
+    opponent_voids: list[int]
+    """Per opponent, the suits (bit ``s`` for suit ``s``) he drew or passed on since his last play."""
+    countdown: list[int]
+    """Countdown counts (zeros when the rules have no countdown)."""
+
+
+def decode_observation(vector: np.ndarray) -> ObservedPosition:
+    """Read an observation vector (as :func:`encode_observation` writes it) back into named facts."""
+    obs = np.asarray(vector)
+
+    def part(name: str) -> np.ndarray:
+        return obs[OBS_LAYOUT[name]]
+
+    n = int(np.argmax(part("num_players"))) + 2
+    rank, wild, voids = part("rank_to_follow"), part("wild_rank"), part("opponent_voids")
+    return ObservedPosition(
+        num_players=n,
+        hand=part("hand").astype(int),
+        top_card=int(np.argmax(part("top_card"))),
+        suit=ANY_SUIT if part("any_card")[0] else int(np.argmax(part("suit_to_follow"))),
+        rank=int(np.argmax(rank)) if rank.any() else -1,
+        discard_pile=part("discard_pile").astype(int),
+        opponent_sizes=[int(x) for x in part("opponent_hand_sizes")[:n - 1]],
+        stock_size=int(part("stock_size")[0]),
+        pending_draw=int(part("pending_draw")[0]),
+        direction=int(part("direction")[0]),
+        phase=Phase(int(np.argmax(part("phase")))),
+        draws_this_turn=int(part("draws_this_turn")[0]),
+        scores=[int(x) for x in part("scores")[:n]],
+        wild_rank=int(np.argmax(wild)) if wild.any() else -1,
+        opponent_voids=[sum(1 << s for s in range(NUM_SUITS) if voids[NUM_SUITS * k + s]) for k in range(n - 1)],
+        countdown=[int(x) for x in part("countdown")[:n]],
+    )
+
+
+class StateObservation(Mapping):
+    """The observation dict of one seat of a state, each key computed on first access.
+
+    Built-in agents recognise it and read the same public facts straight from the state
+    (:attr:`state`, :meth:`legal_actions`) instead of decoding the vector; evaluation and
+    search use it to skip encoding.
+    """
+
+    __slots__ = ("_state", "_seat", "_cache")
+
+    def __init__(self, state: State, seat: int) -> None:
+        self._state, self._seat, self._cache = state, seat, {}
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key not in self._cache:
+            if key == "observation":
+                self._cache[key] = encode_observation(self._state, self._seat)
+            elif key == "action_mask":
+                self._cache[key] = action_mask(self._state, self._seat)
+            else:
+                raise KeyError(key)
+        return self._cache[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("observation", "action_mask"))
+
+    def __len__(self) -> int:
+        return 2
+
+    @property
+    def seat(self) -> int:
+        """The observer's seat."""
+        return self._seat
+
+    @property
+    def state(self) -> State:
+        """The state observed, for agents that read its public facts; it is this seat's turn when
+        :meth:`legal_actions` is not empty."""
+        return self._state
+
+    def legal_actions(self) -> list[int]:
+        """The observer's legal actions (empty when it is not his turn)."""
+        state = self._state
+        return state.legal_actions() if self._seat == state.current_player and not state.hand_over else []
+
+
+__all__ = ["OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "StateObservation", "action_mask", "decode_observation",
+           "encode_observation"]
