@@ -244,3 +244,45 @@ def test_docstring_example_runs():
     for test in tests:
         runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
+
+
+# ----- PettingZoo's own wrappers, next to the fast ones -----------------------------------------------
+def _trace(env, seed):
+    """Everything an agent loop sees in one seeded random episode: (agent, observation, mask, reward, flags, info)."""
+    env.reset(seed=seed)
+    for i, agent in enumerate(env.possible_agents):
+        env.action_space(agent).seed(seed + i)
+    out = []
+    for agent in env.agent_iter():
+        obs, reward, termination, truncation, info = env.last()
+        out.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes(), reward, termination,
+                    truncation, sorted(info.items())))
+        env.step(None if termination or truncation else env.action_space(agent).sample(obs["action_mask"]))
+    return out
+
+
+@pytest.mark.parametrize("preset", ["standard", "uno_like", "countdown"])
+@pytest.mark.parametrize("n", [2, 5])
+def test_pettingzoo_own_wrappers_pass_api_test_and_play_the_same_game(preset, n):
+    from c8env.pettingzoo_wrappers import wrap
+
+    fast = c8env.env(num_players=n, rules=preset, max_steps=10_000)
+    plain = wrap(c8env.raw_env(num_players=n, rules=preset, max_steps=10_000), fast=False)
+    assert type(plain) is wrappers.OrderEnforcingWrapper  # PettingZoo's own class, not the subclass
+    assert type(plain.env.env) is wrappers.TerminateIllegalWrapper
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Observation space for each agent probably should be")
+        warnings.filterwarnings("ignore", message="Observation is not a NumPy array")
+        for env in (fast, plain):
+            api_test(env, num_cycles=20_000)
+    for seed in range(3):
+        assert _trace(fast, seed) == _trace(plain, seed)
+    # an illegal move: -1 and the end of the game under both
+    for env in (fast, plain):
+        env.reset(seed=0)
+        agent = env.agent_selection
+        illegal = int(np.flatnonzero(env.last()[0]["action_mask"] == 0)[0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            env.step(illegal)
+        assert env.rewards[agent] == -1 and all(env.terminations.values())
