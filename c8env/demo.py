@@ -35,11 +35,17 @@ def play_demo(num_players: int, rules: str, seed: int) -> State:
     return state
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser (the README's commands are checked against it)."""
+    parser = argparse.ArgumentParser(prog="c8env demo", description=__doc__)
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--rules", default="standard")
     parser.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
     args = parser.parse_args(argv)
     play_demo(args.players, args.rules, args.seed)
 

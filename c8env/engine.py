@@ -622,7 +622,7 @@ class State:
 
     # ----- state as data ----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON data in the CONTRACT.md format; :meth:`from_dict` rebuilds the state."""
+        """Plain JSON data in the format of docs/state-format.md; :meth:`from_dict` rebuilds the state."""
         return {
             "num_players": self.num_players,
             "hands": [[card_text(c) for c in self.hand(i)] for i in range(self.num_players)],

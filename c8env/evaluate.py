@@ -13,6 +13,7 @@ Programmatic use::
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import sys
@@ -493,10 +494,8 @@ def plot_bench(rows: list[dict[str, Any]], path: Path) -> Path:
 
 
 # ----- command line ------------------------------------------------------------------------------------
-def main(argv: list[str] | None = None) -> None:
-    """``c8env eval`` / ``python -m c8env.evaluate``."""
-    import argparse
-
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser (the README's commands are checked against it)."""
     parser = argparse.ArgumentParser(
         prog="c8env eval",
         description="Evaluate agents with duplicate deals and 95% Wilson intervals. Agent specs: random, greedy, "
@@ -513,6 +512,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
     parser.add_argument("--out", type=Path, help="folder for CSV, JSON and PNG outputs")
     parser.add_argument("--no-progress", action="store_true")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``c8env eval`` / ``python -m c8env.evaluate``."""
+    parser = build_parser()
     args = parser.parse_args(argv)
     progress = not args.no_progress
     meta = {"players": args.players, "rules": args.rules, "deals": args.deals, "seed": args.seed}

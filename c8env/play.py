@@ -145,7 +145,8 @@ def play_game(agent_specs: Sequence[str], num_players: int = 2, rules: str | Rul
     return state
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser (the README's commands are checked against it)."""
     parser = argparse.ArgumentParser(prog="c8env play", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agent", action="append", metavar="SPEC",
@@ -156,6 +157,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seat", type=int, default=0, help="your seat (0 .. players-1)")
     parser.add_argument("--seed", type=int, default=None, help="deal seed (default: fresh)")
     parser.add_argument("--episode", default="hand", choices=("hand", "match"))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         play_game(args.agent or ["greedy"], args.players, args.rules, args.seat, args.seed, args.episode)

@@ -1,6 +1,6 @@
 """The rule set: one frozen, validated dataclass, and the presets that fill it.
 
-Field names are those of RULES.md. Presets live as YAML files (``configs/rules/``
+Field names and meanings: ``docs/rules.md`` ("Every RuleSet field"). Presets live as YAML files (``configs/rules/``
 in the repository, shipped inside the package as ``c8env/presets/``); a YAML file
 or a dict may name ``preset:`` and override fields, an overriding field replacing
 the preset's value whole (maps included).
@@ -63,9 +63,13 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+#: Where every rule and field is explained; error messages point there.
+RULES_DOC = "docs/rules.md"
+
+
 def _require(ok: bool, name: str, value: Any, allowed: str) -> None:
     if not ok:
-        raise ValueError(f"RuleSet field {name!r} = {value!r} is invalid; allowed: {allowed}")
+        raise ValueError(f"RuleSet field {name!r} = {value!r} is invalid; allowed: {allowed} (see {RULES_DOC})")
 
 
 def _rank_key(name: str, key: Any) -> str:
@@ -239,7 +243,8 @@ class RuleSet:
         unknown = sorted(set(kwargs) - {f.name for f in dataclasses.fields(cls)})
         if unknown:
             raise ValueError(
-                f"unknown RuleSet field(s) {unknown}; allowed: {', '.join(f.name for f in dataclasses.fields(cls))}"
+                f"unknown RuleSet field(s) {unknown}; allowed: {', '.join(f.name for f in dataclasses.fields(cls))} "
+                f"(see {RULES_DOC})"
             )
         return super().__new__(cls)
 
@@ -296,7 +301,8 @@ class RuleSet:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(map(str, data)) - known)
         if unknown:
-            raise ValueError(f"unknown RuleSet field(s) {unknown}; allowed: preset, {', '.join(sorted(known))}")
+            raise ValueError(f"unknown RuleSet field(s) {unknown}; allowed: preset, {', '.join(sorted(known))} "
+                             f"(see {RULES_DOC})")
         base.update(data)
         return cls(**base)
 
@@ -322,7 +328,7 @@ def _from_fields(data: dict[str, Any]) -> RuleSet:
 def _preset_fields(name: Any) -> dict[str, Any]:
     names = preset_names()
     if not isinstance(name, str) or name not in names:
-        raise ValueError(f"unknown rules preset {name!r}; allowed: {', '.join(names)}")
+        raise ValueError(f"unknown rules preset {name!r}; allowed: {', '.join(names)} (see {RULES_DOC})")
     data = yaml.safe_load((presets_dir() / f"{name}.yaml").read_text()) or {}
     if "preset" in data:
         raise ValueError(f"preset file {name}.yaml may not itself name a preset")

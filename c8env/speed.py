@@ -224,7 +224,8 @@ def bench_engine(decisions: int) -> None:
         print(f"{num_players:>7} | {ours:12,.0f} | {other} | {ratio}")
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser (the README's commands are checked against it)."""
     parser = argparse.ArgumentParser(prog="c8env speed", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=["engine", "env", "expert", "all"], help="what to benchmark")
@@ -232,6 +233,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--spec", default="expert", help="search agent spec for the expert timing")
     parser.add_argument("--decisions", type=int, default=200_000, help="engine decisions per run")
     parser.add_argument("--steps", type=int, default=30_000, help="env steps per run")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.what in ("engine", "all"):
         bench_engine(args.decisions)

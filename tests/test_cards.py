@@ -1,4 +1,4 @@
-"""Card ids, card text and card points, as RULES.md fixes them (public API only)."""
+"""Card ids, card text and card points, as docs/rules.md fixes them (public API only)."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def test_card_points_override_single_rank() -> None:
 
 
 def test_points_do_not_follow_wild_rank() -> None:
-    # RULES.md: the table does not change with wild_rank unless overridden.
+    # docs/rules.md: the table does not change with wild_rank unless overridden.
     rules = c8env.RuleSet(wild_rank="A")
     assert rules.card_points_of(c8env.parse_card("AS")) == 1
     assert rules.card_points_of(c8env.parse_card("8S")) == 50

@@ -1,5 +1,5 @@
 """The PettingZoo env through its public API: observations, masks, rewards, episodes,
-illegal actions and rendering (CONTRACT.md, "The environment").
+illegal actions and rendering (the env's docstring).
 
 Positions are built as state dicts (``State.to_dict()`` format) and passed with
 ``env.reset(options={"state": d})``. Reminders: a card id is ``suit * 13 + rank``

@@ -1,6 +1,6 @@
 """The env as a PettingZoo AEC env: constructor arguments, metadata, wrappers, pickling,
 spaces, agents, bad arguments, and PettingZoo's own ``api_test``, ``seed_test`` and
-``render_test`` for every preset with 2-7 players (CONTRACT.md, "The environment").
+``render_test`` for every preset with 2-7 players (the env's docstring).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def test_presets_cover_all() -> None:
 
 
 def num_decks(rules: RuleSet, n: int) -> int:
-    """RULES.md: ``auto`` = one deck for 2-5 players, two for 6-7."""
+    """docs/rules.md: ``auto`` = one deck for 2-5 players, two for 6-7."""
     if rules.decks == "auto":
         return 2 if n >= 6 else 1
     return rules.decks
@@ -141,7 +141,7 @@ def check_roundtrip(state: State, d: dict[str, Any], rules: RuleSet, legal: list
 
 
 def check_hand_scores(d: dict[str, Any], before: list[int], rules: RuleSet) -> None:
-    """Scores of a finished hand as RULES.md scores them."""
+    """Scores of a finished hand as docs/rules.md scores them."""
     n = d["num_players"]
     points = [sum(rules.card_points_of(c8env.parse_card(t)) for t in h) for h in d["hands"]]
     winner = d["winner"]

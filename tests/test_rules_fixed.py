@@ -3,8 +3,8 @@
 Each test builds a position with ``State.from_dict`` (or a seeded ``State.new``),
 plays it with ``state.apply`` and checks hands, the top card, the suit and rank to
 follow, the player to act, the phase, draw penalties, legal actions, scores and
-the match result. Every rule and variant of RULES.md is covered; the section
-headers follow RULES.md. Public API only.
+the match result. Every rule and variant of docs/rules.md is covered; the section
+headers follow docs/rules.md. Public API only.
 
 Reminders: a card id is ``suit * 13 + rank`` (suits C, D, H, S; ranks A..K);
 ``to_dict()["hands"]`` lists each hand by ascending card id; the last element of

@@ -1,4 +1,4 @@
-"""RuleSet: presets exactly as RULES.md's table, YAML and dict overrides, immutability, key forms."""
+"""RuleSet: presets exactly as docs/rules.md's table, YAML and dict overrides, immutability, key forms."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from c8env import RuleSet
 
 REPO = Path(__file__).resolve().parent.parent
 
-#: RULES.md "Presets": each preset is the default rules plus exactly these settings.
+#: docs/rules.md "Presets": each preset is the default rules plus exactly these settings.
 PRESET_TABLE: dict[str, dict] = {
     "standard": {},
     "special_cards": {"effects": {"Q": "skip", "A": "reverse", "2": {"draw": 2}}},
@@ -33,7 +33,7 @@ PRESET_TABLE: dict[str, dict] = {
     "dealer_declares": {"starter_wild": "dealer_declares"},
 }
 
-#: RULES.md defaults, field by field.
+#: docs/rules.md defaults, field by field.
 DEFAULTS = {
     "decks": "auto",
     "hand_size": "auto",
