@@ -1,0 +1,112 @@
+"""The documentation: it lives in the repository, and every code block in it runs or parses.
+
+- Python blocks of the README and docs/*.md run, each on its own, in a fresh process.
+- Shell blocks: each ``c8env ...`` / ``python -m ...`` command is parsed by that command's own
+  argument parser (so a renamed flag or subcommand fails here); ``make X`` must be a target
+  (``make -n``). Running them for real would take hours (training, expert leagues).
+- The README's layout listing names only files and folders that exist.
+- Nothing points outside the repository (the team's folder is not shipped).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+#: Command-line programs of the project: the module whose ``build_parser()`` parses their arguments.
+PROGRAMS = {"c8env.evaluate": "c8env.evaluate", "c8env.play": "c8env.play", "c8env.demo": "c8env.demo",
+            "c8env.speed": "c8env.speed", "training.train": "training.train", "training.export": "training.export",
+            "training.plot": "training.plot"}
+
+
+def blocks(language: str) -> list[tuple[str, int, str]]:
+    out = []
+    for path in DOCS:
+        text = path.read_text()
+        for match in FENCE.finditer(text):
+            if match.group(1) == language:
+                line = text[:match.start()].count("\n") + 1
+                out.append((path.name, line, match.group(2)))
+    return out
+
+
+@pytest.mark.parametrize("name,line,code", blocks("python"), ids=lambda v: str(v) if isinstance(v, (str, int)) else "")
+def test_python_blocks_run(name: str, line: int, code: str, tmp_path: Path) -> None:
+    script = tmp_path / "block.py"
+    script.write_text(code)
+    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"{name} line {line}:\n{code}\n{result.stderr[-3000:]}"
+
+
+def shell_commands() -> list[tuple[str, int, list[str]]]:
+    out = []
+    for name, line, code in blocks("bash"):
+        for offset, text in enumerate(code.splitlines()):
+            words = shlex.split(text, comments=True)
+            if words:
+                out.append((name, line + 1 + offset, words))
+    return out
+
+
+def _parse(module: str, args: list[str]) -> None:
+    parser = importlib.import_module(module).build_parser()
+    try:
+        parser.parse_args(args)
+    except SystemExit as stop:
+        raise AssertionError(f"python -m {module} {' '.join(args)}: the parser refused it") from stop
+
+
+@pytest.mark.parametrize("name,line,words", shell_commands(), ids=lambda v: " ".join(v) if isinstance(v, list) else str(v))
+def test_shell_commands_parse(name: str, line: int, words: list[str]) -> None:
+    from c8env.cli import ALIASES, COMMANDS
+
+    program, args = words[0], words[1:]
+    if program == "make":
+        result = subprocess.run(["make", "-n", *args], cwd=ROOT, capture_output=True, text=True)
+        assert result.returncode == 0, f"{name} line {line}: make {' '.join(args)}: {result.stderr}"
+    elif Path(program).name == "c8env":
+        command = ALIASES.get(args[0], args[0])
+        assert command in COMMANDS, f"{name} line {line}: unknown c8env command {args[0]!r}"
+        _parse(COMMANDS[command][0], args[1:])
+    elif program in ("python", "python3") and args[:1] == ["-m"]:
+        module = {"c8env": "c8env.cli"}.get(args[1], args[1])
+        assert module in PROGRAMS, f"{name} line {line}: python -m {args[1]} is not a command of the project"
+        if "--help" in args:  # the parser prints help and exits 0
+            result = subprocess.run([sys.executable, "-m", module, "--help"], cwd=ROOT, capture_output=True, text=True)
+            assert result.returncode == 0 and "usage" in result.stdout, result.stderr
+        else:
+            _parse(PROGRAMS[module], args[2:])
+    else:
+        raise AssertionError(f"{name} line {line}: {program!r} is not a command this test knows how to check")
+
+
+def test_readme_layout_names_existing_paths() -> None:
+    text = (ROOT / "README.md").read_text()
+    layout = text[text.index("## Layout"):]
+    listing = FENCE.search(layout).group(2)
+    paths = [line.split()[0] for line in listing.splitlines() if line and "/" in line.split()[0]]
+    assert len(paths) > 15
+    for path in paths:
+        assert (ROOT / path).exists(), f"README layout names {path}, which does not exist"
+    for module in sorted((ROOT / "c8env").glob("*.py")):
+        assert f"c8env/{module.name}" in paths or module.name == "__init__.py", f"{module.name} missing from the layout"
+
+
+def test_nothing_points_outside_the_repository() -> None:
+    files = [ROOT / "README.md", ROOT / "pyproject.toml", ROOT / "Makefile"]
+    for folder in ("c8env", "docs", "training", "configs", "tests"):
+        files += [p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".md", ".yaml", ".toml", ".txt")]
+    needles = ["../" + "shared", "CONTRACT" + ".md", "RULES" + ".md", "STYLE" + ".md"]
+    for path in files:
+        text = path.read_text(errors="ignore")
+        for needle in needles:
+            assert needle not in text, f"{path.relative_to(ROOT)} mentions {needle}"
