@@ -73,13 +73,15 @@ class Phase(IntEnum):
     OVER = 3
 
 
+# ``State.phase`` always holds a member, so the engine compares phases by identity (``is``): fast, exact.
 PLAY, DECLARE, ANNOUNCE_PHASE, OVER = Phase
 PHASE_NAMES = tuple(phase.name.lower() for phase in Phase)
 #: ``State.suit`` when any card may be played (an ``any_next`` card lies on top).
 ANY_SUIT = 4
 MIN_PLAYERS, MAX_PLAYERS = 2, 7
 
-SKIP, REVERSE, DRAW_EFFECT, ANY_NEXT = Effect.SKIP, Effect.REVERSE, Effect.DRAW, Effect.ANY_NEXT
+# Plain ints for the per-card effect table (comparing exact ints is CPython's fast path).
+SKIP, REVERSE, DRAW_EFFECT, ANY_NEXT = (int(e) for e in (Effect.SKIP, Effect.REVERSE, Effect.DRAW, Effect.ANY_NEXT))
 _ANNOUNCE_ACTIONS = (PASS, ANNOUNCE)
 _STATE_KEYS = (
     "num_players", "hands", "stock", "discard", "current_player", "dealer", "suit_to_follow", "rank_to_follow",
@@ -236,7 +238,7 @@ class State:
 
     def next_hand(self) -> None:
         """Deal the next hand of the match (the deal passes to the left)."""
-        if self.phase != OVER:
+        if self.phase is not OVER:
             raise ValueError("next_hand() needs a finished hand; the current hand is still in play")
         if self.match_over:
             raise ValueError("next_hand() called after the match ended")
@@ -344,7 +346,7 @@ class State:
     @property
     def hand_over(self) -> bool:
         """Has the hand ended?"""
-        return self.phase == OVER
+        return self.phase is OVER
 
     @property
     def top_card(self) -> int:
@@ -363,7 +365,7 @@ class State:
 
     def _compute_legal(self) -> tuple[int, ...]:
         phase = self.phase
-        if phase == PLAY:
+        if phase is PLAY:
             p = self.current
             if self.pending:
                 defence = self._held[p] & self._follow & self.rules.draw_cards_mask & ~self._wild_masks[p]
@@ -378,9 +380,9 @@ class State:
             if threshold is not None and self.draws == 0 and self.hand_points(p) <= threshold:
                 acts.append(STOP)
             return tuple(acts)
-        if phase == DECLARE:
+        if phase is DECLARE:
             return DECLARE_ACTIONS
-        if phase == ANNOUNCE_PHASE:
+        if phase is ANNOUNCE_PHASE:
             return _ANNOUNCE_ACTIONS
         return ()
 
@@ -416,7 +418,7 @@ class State:
         self._legal = None
         p = self.current
         phase = self.phase
-        if phase == PLAY:
+        if phase is PLAY:
             if action < NUM_CARDS:
                 self._play(p, action)
             elif action == DRAW:
@@ -428,7 +430,7 @@ class State:
                 self._pass(p)
             else:
                 self._end_hand(None, "stop")
-        elif phase == DECLARE:
+        elif phase is DECLARE:
             suit = action - DECLARE_BASE
             self._set_top(suit, -1)
             if len(self.discard) == 1:  # the dealer declared for a wild starter
@@ -441,7 +443,7 @@ class State:
             self._end_turn_after_play()
 
     def _illegal_message(self, action: int, legal: Sequence[int]) -> str:
-        if self.phase == OVER:
+        if self.phase is OVER:
             return f"action {action} ({action_text(action)}) is illegal: the hand is over"
         named = ", ".join(f"{a} ({action_text(a)})" for a in legal)
         what = action_text(action) if 0 <= action < NUM_ACTIONS else f"out of range 0..{NUM_ACTIONS - 1}"
@@ -581,7 +583,7 @@ class State:
     def hand_transfers(self) -> list[int]:
         """Zero-sum points of a finished hand: each loser pays his hand points minus the winner's,
         the winner receives the sum; all zeros when nobody won (tie for fewest)."""
-        if self.phase != OVER:
+        if self.phase is not OVER:
             raise ValueError("hand_transfers() needs a finished hand")
         n = self.num_players
         if self.winner is None:
@@ -600,7 +602,7 @@ class State:
     @property
     def match_over(self) -> bool:
         """Has the match ended (after this finished hand)?"""
-        if self.phase != OVER:
+        if self.phase is not OVER:
             return False
         rules = self.rules
         if rules.countdown:
@@ -725,7 +727,7 @@ class _StateReader:
         if phase_name not in PHASE_NAMES:
             raise ValueError(f"state key 'phase' = {phase_name!r} is invalid; allowed: {', '.join(PHASE_NAMES)}")
         phase = Phase(PHASE_NAMES.index(phase_name))
-        if phase != OVER:
+        if phase is not OVER:
             for i, h in enumerate(hands):
                 if not h:
                     raise ValueError(
@@ -747,7 +749,7 @@ class _StateReader:
         s.dealer = self.int_("dealer", (s.current - direction) % n, 0, n - 1)
         s.pending = self.int_("pending_draw", 0, 0)
         s.draws = self.int_("draws_this_turn", 0, 0)
-        s.passes = self.int_("passes", 0, 0, n - 1 if phase != OVER else n)
+        s.passes = self.int_("passes", 0, 0, n - 1 if phase is not OVER else n)
         s.hands_played = self.int_("hands_played", 0, 0)
         s.scores = self.int_list("scores", [0] * n, n, 0, None)
         s.countdown = self.int_list("countdown", [8] * n, n, 0, 8)
@@ -778,7 +780,7 @@ class _StateReader:
                 ) from None
         s._set_top(suit, rank)
         winner = data.get("winner")
-        if winner is not None and (phase != OVER or not isinstance(winner, int) or isinstance(winner, bool)
+        if winner is not None and (phase is not OVER or not isinstance(winner, int) or isinstance(winner, bool)
                                    or not 0 <= winner < n):
             raise ValueError(f"state key 'winner' = {winner!r} is invalid; allowed: null, or a seat when phase is 'over'")
         s.winner = winner

@@ -106,7 +106,7 @@ class Episode:
         self.hand_steps = 0
         self.terminated = self.truncated = False
         self.result = {}
-        return self._finish_hand() if state.phase == OVER else None
+        return self._finish_hand() if state.phase is OVER else None
 
     def step(self, action: int) -> list[float] | None:
         """Apply the move of the player to act; each seat's reward if it ended a hand, else None."""
@@ -115,7 +115,7 @@ class Episode:
         state = self.state
         state.apply(action)
         self.hand_steps += 1
-        if state.phase == OVER:
+        if state.phase is OVER:
             return self._finish_hand()
         if self.hand_steps >= self.max_steps:
             self.truncated = True

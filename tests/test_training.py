@@ -56,24 +56,42 @@ def test_overrides_are_typed():
 
 @pytest.mark.parametrize("overrides, message", [
     (["totl_steps=5"], "unknown config key 'totl_steps' (did you mean 'total_steps'?)"),
-    (["n_envs=two"], "config key 'n_envs' must be an int, got 'two'"),
-    (["n_envs=1.5"], "config key 'n_envs' must be an int"),
-    (["pool_per_seat=3"], "config key 'pool_per_seat' must be true or false"),
-    (["pi_layers=[64, x]"], "config key 'pi_layers[1]' must be an int"),
-    (["reward=score"], "config key 'reward' must be 'win' or 'points'"),
-    (["n_envs=0"], "config key 'n_envs' = 0 is invalid; allowed: an int >= 1"),
-    (["num_players=9"], "config key 'num_players' = 9 is invalid; allowed: an int from 2 to 7"),
+    (["n_envs=two"], "config key 'n_envs' = 'two' is invalid: should be a valid integer"),
+    (["n_envs=1.5"], "config key 'n_envs' = 1.5 is invalid: should be a valid integer"),
+    (["n_envs=2.0"], "config key 'n_envs' = 2.0 is invalid: should be a valid integer"),
+    (["pool_per_seat=3"], "config key 'pool_per_seat' = 3 is invalid: should be a valid boolean"),
+    (["pi_layers=[64, x]"], "config key 'pi_layers[1]' = 'x' is invalid: should be a valid integer"),
+    (["pi_layers=[64, 0]"], "config key 'pi_layers' = [64, 0] is invalid: should be a list of layer sizes >= 1"),
+    (["reward=score"], "config key 'reward' = 'score' is invalid: should be 'win' or 'points'"),
+    (["n_envs=0"], "config key 'n_envs' = 0 is invalid: should be greater than or equal to 1"),
+    (["num_players=9"], "config key 'num_players' = 9 is invalid: should be less than or equal to 7"),
     (["rules=nope"], "config key 'rules' = 'nope' is invalid: unknown rules preset 'nope'"),
-    (["opponent_weights.gredy=1"], "unknown kind(s) ['gredy']"),
-    (["opponent_weights.greedy=many"], "config key 'opponent_weights.greedy' must be a float"),
+    (["opponent_weights.gredy=1"], "unknown kind(s) ['gredy']; allowed: random, greedy, expert, self"),
+    (["opponent_weights.greedy=many"], "config key 'opponent_weights.greedy' = 'many' is invalid: should be a valid number"),
+    (["opponent_weights.greedy=-1"], "config key 'opponent_weights' = {'random': 0.1, 'greedy': -1, 'expert': 0.0, "
+                                     "'self': 0.2} is invalid: should be weights >= 0 with a positive sum"),
+    (["learning_rate=true"], "config key 'learning_rate' = True is invalid: should be a valid number"),
+    (["learning_rate=.nan"], "config key 'learning_rate' = nan is invalid: should be a finite number"),
     (["seed.x=1"], "config key 'seed' is not a mapping"),
     (["total_steps"], "override 'total_steps' is invalid; write key=value"),
-    (["batch_size=100000"], "config key 'batch_size' = 100000 is invalid; allowed: at most n_steps x n_envs"),
+    (["batch_size=100000"], "config key 'batch_size' = 100000 is invalid: should be at most n_steps x n_envs = 4096"),
 ])
 def test_config_errors_name_the_key(overrides, message):
     with pytest.raises(ValueError) as err:
         load_config(ROOT / "configs/train/default.yaml", overrides)
-    assert message in str(err.value)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_config_types_are_strict():
+    """An int field refuses floats and strings; a float field takes an int (as a float)."""
+    for value in (2.5, "3", True):
+        with pytest.raises(ValueError, match=f"config key 'n_envs' = {value!r} is invalid: should be a valid integer"):
+            config_from_dict({"n_envs": value})
+    with pytest.raises(ValueError, match="config key 'name' = 'a/b' is invalid"):
+        TrainConfig(name="a/b")  # constructing the model directly reports errors the same way
+    config = config_from_dict({"learning_rate": 1, "opponent_weights": {"greedy": 1}})
+    assert config.learning_rate == 1.0 and isinstance(config.learning_rate, float)
+    assert config.opponent_weights == {"greedy": 1.0} and isinstance(config.opponent_weights["greedy"], float)
 
 
 def test_config_file_errors(tmp_path):
@@ -86,8 +104,10 @@ def test_config_file_errors(tmp_path):
     bad.write_text("lerning_rate: 0.1\n")
     with pytest.raises(ValueError, match="unknown config key 'lerning_rate'"):
         load_config(bad)
-    with pytest.raises(ValueError, match="must be a float"):
+    with pytest.raises(ValueError, match="config key 'gamma' = 'high' is invalid: should be a valid number"):
         config_from_dict({"gamma": "high"})
+    bad.write_text("learning_rate: 1e-3\nn_envs: 8\n")  # YAML 1.1 reads 1e-3 as a string; the config reads a float
+    assert load_config(bad).learning_rate == 1e-3
 
 
 def test_cli_reports_config_errors(capsys):
@@ -96,9 +116,22 @@ def test_cli_reports_config_errors(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--config", str(ROOT / "configs/train/default.yaml"), "--set", "n_epochs=many"])
     assert exit_info.value.code == 2
-    assert "config key 'n_epochs' must be an int, got 'many'" in capsys.readouterr().err
+    assert "config key 'n_epochs' = 'many' is invalid: should be a valid integer" in capsys.readouterr().err
     main(["--config", str(ROOT / "configs/train/default.yaml"), "--total-steps", "77", "--print-config"])
     assert "total_steps: 77" in capsys.readouterr().out
+
+
+def test_help_lists_every_field_with_type_default_and_docstring(capsys):
+    from training.train import main
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for name, doc in field_docs().items():
+        assert f"  {name} (" in out and doc.split()[0] in out
+    assert "  n_envs (int >= 1, default 16): Environments stepped in parallel" in out
+    assert "  reward (Literal['win', 'points'], default 'win'): Reward of the env" in out
+    assert "  target_kl (float | None > 0, default None): Stop an update's epochs early" in out
 
 
 # ----- opponent pool -------------------------------------------------------------------------------
@@ -155,15 +188,59 @@ def test_env_workers_do_not_import_torch():
     assert time.time() - start < 5 and not any(p.is_alive() for p in env.processes)
 
 
+def test_env_workers_of_the_cli_do_not_import_torch():
+    """Under ``python -m training.train`` the forkserver workers import ``training.train`` as their main module:
+    it must not import torch at its top."""
+    code = f"""
+import json, sys
+import training.train
+sys.modules["__main__"] = training.train  # as under `python -m training.train`
+from training.config import config_from_dict
+from training.vec import make_vec_env
+env = make_vec_env(config_from_dict({{**{TINY!r}, "pretrain_agent": None}}), [])
+print(json.dumps(env.env_method("worker_info")))
+env.close()
+"""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout.splitlines()[-1])
+    assert len(info) == TINY["n_envs"] and not any(i["torch_imported"] for i in info)
+
+
+def test_linear_lr_learned_in_chunks_equals_one_learn_call():
+    """The run learns in chunks (one learn() per periodic event); the linear learning rate follows the run's global
+    step (the Recorder updates it), so the result equals one learn() call over all the steps."""
+    import torch
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from training.callback import Recorder
+    from training.envs import make_env, make_pool
+    from training.model import build_model
+
+    config = config_from_dict({**TINY, "vec_env": "dummy", "n_envs": 2, "n_steps": 64, "batch_size": 64,
+                               "pretrain_agent": None, "lr_schedule": "linear", "total_steps": 512})
+    models = []
+    for chunks in ([512], [0, 128, 256, 128]):
+        model = build_model(config, DummyVecEnv([make_env(config, [])] * 2))
+        recorder = Recorder(config.total_steps, "test", make_pool(config), progress=False)
+        for steps in chunks:
+            model.learn(steps, callback=recorder, reset_num_timesteps=False)
+        models.append(model)
+    assert models[0].num_timesteps == models[1].num_timesteps == 512
+    for a, b in zip(models[0].policy.parameters(), models[1].policy.parameters(), strict=True):
+        assert torch.equal(a, b)
+    assert models[1].policy.optimizer.param_groups[0]["lr"] == 0.0  # the last update: 1 - 512 / 512
+
+
 # ----- export --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
 def test_exported_policy_matches_the_sb3_model(tmp_path, activation):
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from training.demos import record_demonstrations
     from training.envs import make_env
     from training.export import export_policy
-    from training.model import behaviour_clone, build_model
+    from training.imitation import behaviour_clone, record_demonstrations
+    from training.model import build_model
 
     config = config_from_dict({**TINY, "activation": activation, "pi_layers": [64, 48], "vec_env": "dummy",
                                "n_envs": 2, "n_workers": 1, "batch_size": 128, "pretrain_samples": 2000})

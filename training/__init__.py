@@ -1,11 +1,25 @@
 """Self-play training of c8env policies with sb3-contrib's MaskablePPO, and their export.
 
-- ``python -m training.train --config configs/train/default.yaml`` trains (see :mod:`training.train`);
+- ``python -m training.train --config configs/train/default.yaml`` trains;
 - ``python -m training.export RUN_OR_CHECKPOINT OUT.npz`` writes the NumPy-only policy file
-  that ``c8env.agents.load(path)`` plays (see :mod:`training.export`).
+  that ``c8env.agents.load(path)`` plays;
+- ``python -m training.plot RUN_DIR`` draws a run's learning curves.
 
-:mod:`training.config`, :mod:`training.pool` and :mod:`training.envs` import NumPy and
-c8env only (the env worker processes never import torch); :mod:`training.model`,
-:mod:`training.export` and :mod:`training.train` bring in torch and Stable-Baselines3
-when their functions run.
+Modules:
+
+- :mod:`training.config`: ``TrainConfig`` (pydantic), YAML loading, ``--set`` overrides, the ``--help`` field list;
+- :mod:`training.pool`: the opponent pool sampled per episode, and the learner's snapshot files;
+- :mod:`training.envs`: the training env (``SingleAgentEnv`` against the pool) and the env worker loop;
+- :mod:`training.vec`: ``MaskedSubprocVecEnv``, several envs per worker process;
+- :mod:`training.model`: the MaskablePPO model, its exportable layers and the ``linear`` learning rate;
+- :mod:`training.imitation`: demonstrations of an agent and the behaviour-cloning warm start;
+- :mod:`training.callback`: the ``Recorder`` callback (training logs, progress bar, stop flag) and log writers;
+- :mod:`training.train`: the run as one function, ``train(config)``, and its command line;
+- :mod:`training.export`: NumPy policy files from a model or a run's checkpoint;
+- :mod:`training.plot`: the learning curves of a run's evaluations.
+
+:mod:`training.config`, :mod:`training.pool` and :mod:`training.envs` import NumPy, pydantic
+and c8env only: the env worker processes never import torch. Nor does importing
+:mod:`training.train` or :mod:`training.export` (the workers import ``training.train`` as
+their main module); their functions bring in torch and Stable-Baselines3 when they run.
 """

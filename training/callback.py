@@ -1,4 +1,4 @@
-"""The SB3 side of a run: the training callback and the log writers (imports Stable-Baselines3 and torch)."""
+"""The SB3 side of a run: the recording callback and the log writers (imports Stable-Baselines3 and torch)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import CSVOutputFormat, Logger, TensorBoardOutputFormat, filter_excluded_keys
+from tqdm import tqdm
+
+from training.model import LinearDecay
+from training.pool import OpponentPool
 
 _STEP_KEY = "time/total_timesteps"
 
@@ -40,7 +44,6 @@ class ResumableCSVOutputFormat(CSVOutputFormat):
             writer.writerows(rows)
             self.file.flush()
 
-
     def write(self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0) -> None:
         values = filter_excluded_keys(key_values, key_excluded, "csv")
         extra = sorted(set(values) - set(self.keys))
@@ -65,35 +68,48 @@ def make_logger(folder: Path, resume_step: int | None) -> Logger:
     return Logger(folder=str(folder), output_formats=formats)
 
 
-class TrainCallback(BaseCallback):
-    """Drives a :class:`training.train.Trainer`'s periodic work at the start of each rollout (snapshots,
-    evaluations, checkpoints: the model is then consistent with ``num_timesteps``), records training win
-    rates per opponent kind, and shows a progress bar."""
+class Recorder(BaseCallback):
+    """What :func:`training.train.train` passes to each ``model.learn()`` call: it only records and raises flags.
 
-    def __init__(self, trainer: Any, progress: bool = True, window: int = 500) -> None:
+    It records the training win rates per opponent kind and the pool's probabilities
+    (``train/``, ``pool/`` at each rollout's end), shows a progress bar, keeps a
+    ``linear`` learning rate on the run's global step (:class:`training.model.LinearDecay`),
+    and raises :attr:`stop_requested` on SIGINT/SIGTERM (:meth:`request_stop` is the signal
+    handler): ``learn()`` then returns at the next env step, and :attr:`in_rollout` says the
+    rollout begun at :attr:`rollout_step` was cut short (never trained on).
+    """
+
+    def __init__(self, total_steps: int, run_name: str, pool: OpponentPool, progress: bool = True,
+                 window: int = 500) -> None:
         super().__init__()
-        self.trainer = trainer
+        self.total_steps = total_steps
+        self.run_name = run_name
+        self.pool = pool  # the learner's copy of the envs' pool (the run updates its snapshots)
         self.progress = progress
         self.results: dict[str, deque] = defaultdict(lambda: deque(maxlen=window))
-        self.rollout_step = -1  # -1 until training starts
-        self.bar: Any = None
+        self.stop_requested = False
+        self.rollout_step = -1  # the step at the start of the last rollout (-1: none yet)
+        self.in_rollout = False
+        self.status = ""  # shown beside the progress bar (the last evaluation)
+        self.bar: tqdm | None = None
+
+    def request_stop(self, signum: int, frame: Any) -> None:
+        """SIGINT/SIGTERM: stop at the next env step; a second signal stops at once (KeyboardInterrupt)."""
+        if self.stop_requested:
+            raise KeyboardInterrupt
+        self.stop_requested = True  # (no printing here: the main thread may be inside a write)
 
     def _on_training_start(self) -> None:
-        self.rollout_step = self.num_timesteps
-        if self.progress:
-            from tqdm import tqdm
-
+        if self.progress and self.bar is None:
             tty = sys.stderr.isatty()
-            self.bar = tqdm(total=self.trainer.config.total_steps, initial=self.num_timesteps, unit="step",
-                            unit_scale=True, file=sys.stderr, dynamic_ncols=True, mininterval=0.5 if tty else 30,
-                            desc=self.trainer.config.run_name)
+            self.bar = tqdm(total=self.total_steps, initial=self.num_timesteps, unit="step", unit_scale=True,
+                            file=sys.stderr, dynamic_ncols=True, mininterval=0.5 if tty else 30, desc=self.run_name)
 
     def _on_rollout_start(self) -> None:
         self.rollout_step = self.num_timesteps
-        if not self.trainer.stop_requested:
-            self.trainer.periodic(self.num_timesteps)
-        if self.bar is not None and self.trainer.last_eval:
-            self.bar.set_postfix_str(self.trainer.last_eval, refresh=False)
+        self.in_rollout = True
+        if self.bar is not None and self.status:
+            self.bar.set_postfix_str(self.status, refresh=False)
 
     def _on_step(self) -> bool:
         for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
@@ -101,27 +117,31 @@ class TrainCallback(BaseCallback):
                 self.results[info["opponent_kind"]].append(bool(info["learner_won"]))
         if self.bar is not None:
             self.bar.update(self.training_env.num_envs)
-        return not self.trainer.stop_requested  # False ends model.learn(); the trainer then checkpoints
+        return not self.stop_requested  # False ends model.learn() before the rollout is trained on
 
     def _on_rollout_end(self) -> None:
+        self.in_rollout = False
+        if isinstance(self.model.learning_rate, LinearDecay):  # read by the PPO update that follows
+            self.model.learning_rate.set_step(self.num_timesteps, self.total_steps)
         for kind, results in sorted(self.results.items()):
             if results:
                 self.logger.record(f"train/win_rate_vs_{kind}", sum(results) / len(results))
-        for kind, p in self.trainer.pool_probabilities().items():
+        for kind, p in self.pool.probabilities().items():
             self.logger.record(f"pool/p_{kind}", p)
-        self.logger.record("pool/size", len(self.trainer.snapshots.entries))
+        self.logger.record("pool/size", len(self.pool.snapshots))
 
-    def _on_training_end(self) -> None:
+    def close(self) -> None:
+        """Close the progress bar (the run ends; each ``learn()`` call leaves it open for the next)."""
         if self.bar is not None:
             self.bar.close()
             self.bar = None
 
     def write(self, text: str) -> None:
-        """Print a line without breaking the progress bar."""
+        """Print a line to stderr without breaking the progress bar."""
         if self.bar is not None:
             self.bar.write(text, file=sys.stderr)
         else:
             print(text, file=sys.stderr, flush=True)
 
 
-__all__ = ["ResumableCSVOutputFormat", "TrainCallback", "make_logger"]
+__all__ = ["Recorder", "ResumableCSVOutputFormat", "make_logger"]

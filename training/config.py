@@ -1,47 +1,51 @@
-"""The training configuration: one typed dataclass, loaded from YAML, with command-line overrides.
+"""The training configuration: a typed pydantic model, loaded from YAML, with command-line overrides.
 
 ``configs/train/<name>.yaml`` holds a mapping of :class:`TrainConfig` fields; fields left
 out keep their defaults, and ``name`` defaults to the file's stem. Overrides are
 ``key=value`` strings (the value read as YAML: ``total_steps=20000``,
 ``pi_layers=[64,64]``, ``target_kl=null``); a dict field takes ``key.entry=value``
-(``opponent_weights.greedy=0.5``). Unknown keys and ill-typed values raise a
-``ValueError`` naming the key and what is allowed.
+(``opponent_weights.greedy=0.5``). pydantic validates the fields (strictly: an int field
+refuses ``2.5`` and ``"3"``, a float field takes an int); any error is a one-line
+``ValueError`` naming the key, the value and what is allowed.
 
-NumPy, PyYAML and c8env only: no torch here.
+NumPy, PyYAML, pydantic and c8env only: no torch here.
 """
 
 from __future__ import annotations
 
-import ast
 import difflib
-import inspect
-import textwrap
-import types
-import typing
-from dataclasses import asdict, dataclass, field, fields
-from functools import cache
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_origin
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from c8env.engine import check_num_players
+from c8env.engine import MAX_PLAYERS, MIN_PLAYERS
 from c8env.rules import load_rules
 
 #: Opponent kinds of the self-play pool (keys of ``opponent_weights``).
 POOL_KINDS = ("random", "greedy", "expert", "self")
 
 
-@dataclass
-class TrainConfig:
+class TrainConfig(BaseModel):
     """Everything a training run needs; see each field's docstring."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, use_attribute_docstrings=True,
+                              validate_assignment=True)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as err:  # one line naming the key, the value and what is allowed
+            raise ValueError(error_text(err)) from None
 
     # ----- the game ------------------------------------------------------------------------------
     name: str = "default"
     """Run name; the run directory is ``<run_root>/<name>-s<seed>`` (default: the config file's stem)."""
     rules: str = "standard"
     """Rules preset name (``c8env.preset_names()``) or a rules YAML path."""
-    num_players: int = 2
+    num_players: int = Field(2, ge=MIN_PLAYERS, le=MAX_PLAYERS)
     """Players at the table (2-7); the learner takes one random seat each episode."""
     reward: Literal["win", "points"] = "win"
     """Reward of the env: ``win`` (+1 win, -1/(n-1) loss) or ``points`` (zero-sum points transfer)."""
@@ -49,150 +53,139 @@ class TrainConfig:
     """An episode is one ``hand`` or a whole ``match``."""
 
     # ----- the network ---------------------------------------------------------------------------
-    pi_layers: list[int] = field(default_factory=lambda: [256, 256])
+    pi_layers: list[int] = Field(default_factory=lambda: [256, 256])
     """Hidden layer sizes of the policy MLP (exported to the NumPy policy file)."""
-    vf_layers: list[int] = field(default_factory=lambda: [256, 256])
+    vf_layers: list[int] = Field(default_factory=lambda: [256, 256])
     """Hidden layer sizes of the value MLP (training only)."""
     activation: Literal["tanh", "relu"] = "tanh"
     """Activation of the hidden layers."""
 
     # ----- PPO -----------------------------------------------------------------------------------
-    learning_rate: float = 3e-4
+    learning_rate: float = Field(3e-4, gt=0)
     """Adam learning rate of PPO."""
     lr_schedule: Literal["constant", "linear"] = "constant"
     """``constant``, or ``linear`` decay to 0 at ``total_steps``."""
-    n_steps: int = 1024
+    n_steps: int = Field(1024, ge=1)
     """Steps collected per environment per PPO update (rollout = n_steps x n_envs)."""
-    batch_size: int = 512
-    """Minibatch size of the PPO updates."""
-    n_epochs: int = 4
+    batch_size: int = Field(512, ge=1)
+    """Minibatch size of the PPO updates (at most n_steps x n_envs)."""
+    n_epochs: int = Field(4, ge=1)
     """Passes over each rollout."""
-    gamma: float = 0.995
+    gamma: float = Field(0.995, gt=0, le=1)
     """Discount factor per learner decision."""
-    gae_lambda: float = 0.95
+    gae_lambda: float = Field(0.95, gt=0, le=1)
     """GAE lambda."""
-    clip_range: float = 0.2
+    clip_range: float = Field(0.2, gt=0)
     """PPO clipping of the probability ratio."""
-    ent_coef: float = 0.01
+    ent_coef: float = Field(0.01, ge=0)
     """Entropy bonus coefficient."""
-    vf_coef: float = 0.5
+    vf_coef: float = Field(0.5, ge=0)
     """Value loss coefficient."""
-    max_grad_norm: float = 0.5
+    max_grad_norm: float = Field(0.5, gt=0)
     """Gradient norm clipping."""
-    target_kl: float | None = None
+    target_kl: float | None = Field(None, gt=0)
     """Stop an update's epochs early when the approximate KL exceeds this (null: never)."""
 
     # ----- the run -------------------------------------------------------------------------------
-    total_steps: int = 1_000_000
+    total_steps: int = Field(1_000_000, ge=1)
     """Learner steps (env transitions) to train for, counted over all environments."""
-    seed: int = 0
+    seed: int = Field(0, ge=0)
     """Seed of everything: deals, seats, opponents, network initialisation, evaluation deals."""
-    n_envs: int = 16
+    n_envs: int = Field(16, ge=1)
     """Environments stepped in parallel (the PPO batch of each forward pass)."""
     vec_env: Literal["subproc", "dummy"] = "subproc"
     """``subproc`` (the envs shared among ``n_workers`` subprocesses) or ``dummy`` (all in the learner process)."""
-    n_workers: int = 2
+    n_workers: int = Field(2, ge=1)
     """Subprocesses stepping the envs (``subproc``); each steps n_envs / n_workers envs per round trip."""
-    torch_threads: int = 1
+    torch_threads: int = Field(1, ge=1)
     """Threads torch may use in the learner process."""
     run_root: str = "runs"
     """Folder holding the run directories."""
 
     # ----- the opponent pool ---------------------------------------------------------------------
-    opponent_weights: dict[str, float] = field(
+    opponent_weights: dict[str, float] = Field(
         default_factory=lambda: {"random": 0.1, "greedy": 0.7, "expert": 0.0, "self": 0.2})
     """Mixing weights of the opponent kinds sampled per episode: random, greedy, expert, self (frozen snapshots)."""
     expert_spec: str = "expert:simulations=20"
     """Agent spec used for the ``expert`` kind."""
     pool_per_seat: bool = False
     """Sample an opponent kind per opponent seat (true) or one kind for the whole table (false)."""
-    snapshot_interval: int = 100_000
+    snapshot_interval: int = Field(100_000, ge=1)
     """Steps between frozen snapshots of the learner added to the pool (the first at step 0)."""
-    max_snapshots: int = 20
+    max_snapshots: int = Field(20, ge=1)
     """Snapshots kept in the pool (the most recent); ``self`` picks one uniformly."""
 
     # ----- behaviour-cloning warm start ----------------------------------------------------------
     pretrain_agent: str | None = "greedy"
     """Agent spec whose moves the policy imitates before PPO (null: no warm start)."""
-    pretrain_samples: int = 200_000
+    pretrain_samples: int = Field(200_000, ge=0)
     """Demonstration decisions (with a choice to make) recorded for the warm start."""
-    pretrain_epochs: int = 4
+    pretrain_epochs: int = Field(4, ge=1)
     """Passes over the demonstrations."""
-    pretrain_smoothing: float = 0.0
+    pretrain_smoothing: float = Field(0.0, ge=0, lt=1)
     """Label smoothing of the imitation target over the legal actions (keeps exploration for PPO)."""
-    pretrain_lr: float = 1e-3
+    pretrain_lr: float = Field(1e-3, gt=0)
     """Adam learning rate of the warm start."""
-    pretrain_batch_size: int = 256
+    pretrain_batch_size: int = Field(256, ge=1)
     """Minibatch size of the warm start."""
 
     # ----- evaluation and checkpoints ------------------------------------------------------------
-    eval_interval: int = 100_000
+    eval_interval: int = Field(100_000, ge=1)
     """Steps between evaluations of the deterministic policy (and one at the start)."""
-    eval_opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
+    eval_opponents: list[str] = Field(default_factory=lambda: ["random", "greedy"], min_length=1)
     """Agent specs evaluated against (the learner in one seat, the opponent in all others)."""
-    eval_deals: int = 500
+    eval_deals: int = Field(500, ge=1)
     """Seeded deals per periodic evaluation (each played once per seat rotation)."""
-    final_eval_deals: int = 2500
+    final_eval_deals: int = Field(2500, ge=1)
     """Seeded deals of the final evaluation printed at the end (fresh deals, another seed)."""
-    eval_workers: int = 2
+    eval_workers: int = Field(2, ge=1)
     """Processes of each evaluation."""
-    checkpoint_interval: int = 100_000
+    checkpoint_interval: int = Field(100_000, ge=1)
     """Steps between checkpoints (``--resume`` restarts from the latest)."""
-    keep_checkpoints: int = 3
+    keep_checkpoints: int = Field(3, ge=1)
     """Checkpoints kept (older ones are deleted; ``best.zip`` is kept apart)."""
 
-    def __post_init__(self) -> None:
-        hints = _hints()
-        for f in fields(self):
-            setattr(self, f.name, _coerce(f.name, getattr(self, f.name), hints[f.name]))
-        self._validate()
+    # ----- checks beyond one field's type and bounds ---------------------------------------------
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, name: str) -> str:
+        if not name or "/" in name or name.strip() != name:
+            raise ValueError("should be a non-empty name without '/' or surrounding spaces")
+        return name
 
-    def _validate(self) -> None:
-        def need(ok: bool, key: str, allowed: str) -> None:
-            if not ok:
-                raise ValueError(f"config key {key!r} = {getattr(self, key)!r} is invalid; allowed: {allowed}")
+    @field_validator("rules")
+    @classmethod
+    def _check_rules(cls, rules: str) -> str:
+        load_rules(rules)  # its ValueError says what is wrong
+        return rules
 
-        need(bool(self.name) and "/" not in self.name and self.name.strip() == self.name, "name",
-             "a non-empty name without '/' or surrounding spaces")
-        try:
-            check_num_players(self.num_players)
-        except ValueError:
-            need(False, "num_players", "an int from 2 to 7")
-        try:
-            load_rules(self.rules)
-        except ValueError as err:
-            raise ValueError(f"config key 'rules' = {self.rules!r} is invalid: {err}") from None
-        for key in ("pi_layers", "vf_layers"):
-            need(all(size >= 1 for size in getattr(self, key)), key, "a list of layer sizes >= 1")
-        for key in ("learning_rate", "pretrain_lr"):
-            need(getattr(self, key) > 0, key, "a float > 0")
-        for key in ("n_steps", "batch_size", "n_epochs", "total_steps", "n_envs", "n_workers", "torch_threads", "snapshot_interval",
-                    "max_snapshots", "pretrain_epochs", "pretrain_batch_size", "eval_interval", "eval_deals",
-                    "final_eval_deals", "eval_workers", "checkpoint_interval", "keep_checkpoints"):
-            need(getattr(self, key) >= 1, key, "an int >= 1")
-        need(self.batch_size <= self.n_steps * self.n_envs, "batch_size", "at most n_steps x n_envs")
-        need(self.pretrain_samples >= 0, "pretrain_samples", "an int >= 0")
-        need(0 <= self.pretrain_smoothing < 1, "pretrain_smoothing", "a float in [0, 1)")
-        need(self.seed >= 0, "seed", "an int >= 0")
-        for key in ("gamma", "gae_lambda"):
-            need(0 < getattr(self, key) <= 1, key, "a float in (0, 1]")
-        for key in ("clip_range", "max_grad_norm"):
-            need(getattr(self, key) > 0, key, "a float > 0")
-        for key in ("ent_coef", "vf_coef"):
-            need(getattr(self, key) >= 0, key, "a float >= 0")
-        need(self.target_kl is None or self.target_kl > 0, "target_kl", "null or a float > 0")
-        weights = self.opponent_weights
+    @field_validator("pi_layers", "vf_layers")
+    @classmethod
+    def _check_layers(cls, sizes: list[int]) -> list[int]:
+        if any(size < 1 for size in sizes):
+            raise ValueError("should be a list of layer sizes >= 1")
+        return sizes
+
+    @field_validator("opponent_weights")
+    @classmethod
+    def _check_weights(cls, weights: dict[str, float]) -> dict[str, float]:
         unknown = sorted(set(weights) - set(POOL_KINDS))
         if unknown:
-            raise ValueError(f"config key 'opponent_weights' has unknown kind(s) {unknown}; allowed: "
-                             f"{', '.join(POOL_KINDS)}")
-        need(all(w >= 0 for w in weights.values()) and sum(weights.values()) > 0, "opponent_weights",
-             "weights >= 0 with a positive sum")
-        need(bool(self.eval_opponents), "eval_opponents", "a non-empty list of agent specs")
+            raise ValueError(f"unknown kind(s) {unknown}; allowed: {', '.join(POOL_KINDS)}")
+        if any(w < 0 for w in weights.values()) or sum(weights.values()) <= 0:
+            raise ValueError("should be weights >= 0 with a positive sum")
+        return weights
 
-    # ----- conversions -------------------------------------------------------------------------
+    @model_validator(mode="after")
+    def _check_batch_size(self) -> TrainConfig:
+        if self.batch_size > self.n_steps * self.n_envs:
+            raise ValueError(_invalid("batch_size", self.batch_size,
+                                      f"should be at most n_steps x n_envs = {self.n_steps * self.n_envs}"))
+        return self
+
+    # ----- conversions ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self.model_dump()
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
@@ -207,88 +200,54 @@ class TrainConfig:
         return Path(self.run_root) / self.run_name
 
 
-# ----- typing helpers ------------------------------------------------------------------------------
-@cache
-def _hints() -> dict[str, Any]:
-    return typing.get_type_hints(TrainConfig)
+# ----- errors ------------------------------------------------------------------------------------
+def _invalid(key: str, value: Any, reason: str) -> str:
+    return f"config key {key!r} = {value!r} is invalid: {reason}"
 
 
-def _type_text(tp: Any) -> str:
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin is Literal:
-        return " or ".join(repr(a) for a in args)
-    if origin in (typing.Union, types.UnionType):
-        return " or ".join("null" if a is type(None) else _type_text(a) for a in args)
-    plural = {int: "ints", float: "floats", str: "strings"}
-    if origin is list:
-        return f"a list of {plural.get(args[0], args[0])}"
-    if origin is dict:
-        return f"a mapping of {plural.get(args[0], args[0])} to {plural.get(args[1], args[1])}"
-    return {int: "an int", float: "a float", bool: "true or false", str: "a string"}.get(tp, str(tp))
-
-
-def _coerce(key: str, value: Any, tp: Any) -> Any:
-    """``value`` checked against ``tp`` (ints accepted as floats); a ValueError naming ``key`` otherwise."""
-
-    def bad() -> ValueError:
-        return ValueError(f"config key {key!r} must be {_type_text(tp)}, got {value!r} ({type(value).__name__})")
-
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _coerce(key, value, arg)
-            except ValueError:
-                pass
-        raise bad()
-    if origin is Literal:
-        if value in args and isinstance(value, str):
-            return value
-        raise bad()
-    if origin is list:
-        if not isinstance(value, (list, tuple)):
-            raise bad()
-        return [_coerce(f"{key}[{i}]", item, args[0]) for i, item in enumerate(value)]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise bad()
-        return {_coerce(f"{key} key", k, args[0]): _coerce(f"{key}.{k}", v, args[1]) for k, v in value.items()}
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        raise bad()
-    if tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise bad()
-    if tp is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):  # PyYAML reads 1e-3 (no dot) as a string
-            try:
-                return float(value)
-            except ValueError:
-                pass
-        raise bad()
-    if tp is str:
-        if isinstance(value, str):
-            return value
-        raise bad()
-    raise TypeError(f"unsupported config type {tp!r} for {key!r}")
-
-
-def _unknown_key(key: str) -> ValueError:
-    names = [f.name for f in fields(TrainConfig)]
+def _unknown_key(key: str) -> str:
+    names = list(TrainConfig.model_fields)
     close = difflib.get_close_matches(key, names, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return ValueError(f"unknown config key {key!r}{hint}; allowed: {', '.join(names)}")
+    return f"unknown config key {key!r}{hint}; allowed: {', '.join(names)}"
+
+
+def error_text(err: ValidationError) -> str:
+    """One line for a ValidationError: its first error (unknown keys first), naming the key and the value.
+
+    ``config key 'n_envs' = 0 is invalid: should be greater than or equal to 1``; nested keys read
+    ``pi_layers[1]`` and ``opponent_weights.greedy``.
+    """
+    errors = sorted(err.errors(), key=lambda e: e["type"] != "extra_forbidden")
+    first = errors[0]
+    loc = first["loc"]
+    key = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
+    if first["type"] == "extra_forbidden":
+        text = _unknown_key(key)
+    elif first["type"] == "value_error":  # our validators' (and load_rules') own words
+        reason = str(first["ctx"]["error"])
+        text = _invalid(key, first["input"], reason) if loc else reason
+    else:
+        reason = first["msg"].removeprefix("Input ")
+        text = _invalid(key, first["input"], reason[:1].lower() + reason[1:])
+    more = len(errors) - 1
+    return text + (f" (and {more} more error{'s' * (more > 1)})" if more else "")
 
 
 # ----- loading ------------------------------------------------------------------------------------
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader reading ``1e-3`` as a float, as YAML 1.2 does (YAML 1.1 wants ``1.0e-3``)."""
+
+
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float",
+                              re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$"),
+                              list("-+0123456789."))
+
+
+def read_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)  # a SafeLoader
+
+
 def parse_overrides(items: list[str]) -> list[tuple[str, Any]]:
     """``["a=1", "b.c=x"]`` -> ``[("a", 1), ("b.c", "x")]`` (values read as YAML)."""
     out = []
@@ -298,7 +257,7 @@ def parse_overrides(items: list[str]) -> list[tuple[str, Any]]:
         if not sep or not key:
             raise ValueError(f"override {item!r} is invalid; write key=value, e.g. total_steps=20000")
         try:
-            value = yaml.safe_load(text) if text.strip() else ""
+            value = read_yaml(text) if text.strip() else ""
         except yaml.YAMLError:
             value = text
         out.append((key, text if isinstance(value, str) else value))
@@ -308,20 +267,20 @@ def parse_overrides(items: list[str]) -> list[tuple[str, Any]]:
 def apply_overrides(data: dict[str, Any], overrides: list[tuple[str, Any]]) -> dict[str, Any]:
     """A copy of ``data`` with the overrides set; dotted keys set one entry of a dict field."""
     data = dict(data)
-    hints = _hints()
+    fields = TrainConfig.model_fields
     for key, value in overrides:
         top, dot, entry = key.partition(".")
-        if top not in hints:
-            raise _unknown_key(top)
+        if top not in fields:
+            raise ValueError(_unknown_key(top))
         if dot:
-            if typing.get_origin(hints[top]) is not dict:
+            if get_origin(fields[top].annotation) is not dict:
                 raise ValueError(f"config key {top!r} is not a mapping; write {top}=VALUE")
             current = data.get(top)
             if current is None:
-                current = getattr(TrainConfig(), top)
+                current = fields[top].get_default(call_default_factory=True)
             data[top] = {**current, entry: value}
         else:
-            if hints[top] is str and isinstance(value, (int, float)) and not isinstance(value, bool):
+            if fields[top].annotation is str and isinstance(value, (int, float)) and not isinstance(value, bool):
                 value = str(value)  # e.g. name=2024
             data[top] = value
     return data
@@ -331,11 +290,7 @@ def config_from_dict(data: dict[str, Any], overrides: list[tuple[str, Any]] = ()
     """A validated config from a mapping of fields plus overrides."""
     if not isinstance(data, dict):
         raise ValueError(f"a training config must be a mapping of fields, got {type(data).__name__}")
-    hints = _hints()
-    for key in data:
-        if key not in hints:
-            raise _unknown_key(str(key))
-    return TrainConfig(**apply_overrides(data, list(overrides)))
+    return TrainConfig(**{str(key): value for key, value in apply_overrides(data, list(overrides)).items()})
 
 
 def load_config(path: str | Path, overrides: list[str] | list[tuple[str, Any]] = ()) -> TrainConfig:
@@ -344,7 +299,7 @@ def load_config(path: str | Path, overrides: list[str] | list[tuple[str, Any]] =
     if not path.is_file():
         raise ValueError(f"config file {str(path)!r} does not exist")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = read_yaml(path.read_text()) or {}
     except yaml.YAMLError as err:
         raise ValueError(f"config file {str(path)!r} is not valid YAML: {err}") from None
     if not isinstance(data, dict):
@@ -354,27 +309,29 @@ def load_config(path: str | Path, overrides: list[str] | list[tuple[str, Any]] =
     return config_from_dict(data, overrides)
 
 
-@cache
+# ----- documentation ------------------------------------------------------------------------------
 def field_docs() -> dict[str, str]:
-    """Each field's docstring, read from the source of :class:`TrainConfig`."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(TrainConfig)))
-    body = tree.body[0].body
-    docs = {}
-    for node, after in zip(body, body[1:], strict=False):
-        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
-                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
-            docs[node.target.id] = " ".join(after.value.value.split())
-    return docs
+    """Each field's docstring (pydantic reads them: ``use_attribute_docstrings``)."""
+    return {name: " ".join((info.description or "").split()) for name, info in TrainConfig.model_fields.items()}
+
+
+_BOUNDS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<", "min_length": "length >="}
 
 
 def describe() -> str:
-    """One line per field: name, type, default, docstring (for ``--help``)."""
-    defaults = TrainConfig().to_dict()
+    """One line per field: name, type and bounds, default, docstring (for ``--help``)."""
     docs = field_docs()
-    hints = _hints()
-    return "\n".join(f"  {name} ({_type_text(hints[name])}, default {defaults[name]!r}): {docs.get(name, '')}"
-                     for name in defaults)
+    lines = []
+    for name, info in TrainConfig.model_fields.items():
+        tp = info.annotation
+        text = tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
+        bounds = [f"{sym} {getattr(m, attr)}" for m in info.metadata for attr, sym in _BOUNDS.items()
+                  if hasattr(m, attr)]
+        kind = f"{text} {' and '.join(bounds)}" if bounds else text
+        default = info.get_default(call_default_factory=True)
+        lines.append(f"  {name} ({kind}, default {default!r}): {docs[name]}")
+    return "\n".join(lines)
 
 
-__all__ = ["POOL_KINDS", "TrainConfig", "apply_overrides", "config_from_dict", "describe", "field_docs",
-           "load_config", "parse_overrides"]
+__all__ = ["POOL_KINDS", "TrainConfig", "apply_overrides", "config_from_dict", "describe", "error_text",
+           "field_docs", "load_config", "parse_overrides", "read_yaml"]

@@ -99,13 +99,18 @@ def export_checkpoint(source: str | Path, out: str | Path, best: bool = False, n
     return export_policy(model, out, num_players, rules, description)
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m training.export", description=__doc__.split("\n\n")[0])
     parser.add_argument("source", metavar="RUN_OR_CHECKPOINT", help="run directory or checkpoint .zip")
     parser.add_argument("out", metavar="OUT", help="policy file to write (.npz)")
     parser.add_argument("--best", action="store_true", help="export the run's best.zip (best evaluation vs greedy)")
     parser.add_argument("--players", type=int, help="player count (default: from the checkpoint's config)")
     parser.add_argument("--rules", help="rules (default: from the checkpoint's config)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if not args.out.endswith(".npz"):
         parser.exit(2, f"export: error: OUT must end in .npz (c8env.agents.load recognises policy files by it), "

@@ -1,4 +1,4 @@
-"""The MaskablePPO model: an exportable MLP over a fixed rescaling of the observation.
+"""The MaskablePPO model: an exportable MLP over a fixed rescaling of the observation, and its learning rate.
 
 The policy is ``logits = action_net(policy_net(obs * OBS_SCALE))`` where ``policy_net``
 is a stack of ``Linear`` + activation layers; :func:`policy_layers` turns it into the
@@ -13,6 +13,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 import torch
+from sb3_contrib import MaskablePPO
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from c8env.observation import OBS_LAYOUT, OBS_SIZE
@@ -51,14 +52,29 @@ def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
     }
 
 
-def build_model(config: TrainConfig, env: Any, logger: Any = None) -> Any:
-    """A fresh MaskablePPO for ``config`` on ``env`` (seeded with ``config.seed``)."""
-    from sb3_contrib import MaskablePPO
+class LinearDecay:
+    """The ``linear`` learning rate: ``start * remaining``, ``remaining = 1 - step / total_steps`` of the whole run.
 
-    learning_rate: Any = config.learning_rate
-    if config.lr_schedule == "linear":
-        start = config.learning_rate
-        learning_rate = lambda progress_remaining: start * progress_remaining  # noqa: E731
+    SB3 hands a schedule the progress of the current ``learn()`` call, but a run learns in
+    chunks (one ``learn()`` per periodic event); so :class:`training.callback.Recorder` sets
+    :attr:`remaining` at each rollout's end, just before the PPO update reads the rate, to the
+    value one ``learn()`` call over the whole run would pass (SB3's own formula).
+    """
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        self.remaining = 1.0
+
+    def set_step(self, step: int, total_steps: int) -> None:
+        self.remaining = 1.0 - float(step) / float(total_steps)
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.start * self.remaining
+
+
+def build_model(config: TrainConfig, env: Any, logger: Any = None) -> MaskablePPO:
+    """A fresh MaskablePPO for ``config`` on ``env`` (seeded with ``config.seed``)."""
+    learning_rate = LinearDecay(config.learning_rate) if config.lr_schedule == "linear" else config.learning_rate
     model = MaskablePPO(
         "MlpPolicy", env, learning_rate=learning_rate, n_steps=config.n_steps, batch_size=config.batch_size,
         n_epochs=config.n_epochs, gamma=config.gamma, gae_lambda=config.gae_lambda, clip_range=config.clip_range,
@@ -95,65 +111,5 @@ def policy_layers(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str
     return layers, activation or "tanh"
 
 
-
-
-# ----- behaviour-cloning warm start ---------------------------------------------------------------
-def masked_logits(policy: Any, obs: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-    """The actor's logits with illegal actions at -inf."""
-    features = policy.extract_features(obs, policy.pi_features_extractor)
-    logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
-    return logits.masked_fill(~masks, float("-inf"))
-
-
-def behaviour_clone(model: Any, demos: Any, config: TrainConfig, seed: int) -> dict[str, float]:
-    """Fit the actor to the demonstrated actions and the critic to their returns, with Adam.
-
-    The actor's loss is the cross-entropy of its masked logits against the demonstrated
-    action smoothed by ``config.pretrain_smoothing`` over the legal actions (so the
-    cloned policy keeps some probability on the alternatives for PPO to explore); the
-    critic's is the squared error to the discounted returns. Returns the held-out
-    accuracy (on decisions with a choice), the mean entropy there, and the last losses.
-    """
-    policy = model.policy
-    rng = np.random.default_rng(seed)
-    obs, masks = torch.as_tensor(demos.obs), torch.as_tensor(demos.masks)
-    actions, returns = torch.as_tensor(demos.actions), torch.as_tensor(demos.returns)
-    order = rng.permutation(len(demos))
-    held = order[: max(1, len(order) // 20)]
-    train = order[len(held):]
-    smoothing = config.pretrain_smoothing
-    optimizer = torch.optim.Adam(policy.parameters(), lr=config.pretrain_lr)
-    policy.set_training_mode(True)
-    policy_loss = value_loss = float("nan")
-    for _ in range(config.pretrain_epochs):
-        perm = rng.permutation(train)
-        for start in range(0, len(perm), config.pretrain_batch_size):
-            batch = torch.as_tensor(perm[start:start + config.pretrain_batch_size])
-            features = policy.extract_features(obs[batch], policy.pi_features_extractor)
-            latent_pi, latent_vf = policy.mlp_extractor(features)
-            legal = masks[batch]
-            log_p = torch.log_softmax(policy.action_net(latent_pi).masked_fill(~legal, float("-inf")), dim=1)
-            log_p = log_p.masked_fill(~legal, 0.0)
-            chosen = log_p.gather(1, actions[batch, None]).squeeze(1)
-            spread = log_p.sum(1) / legal.sum(1)
-            p_loss = -((1 - smoothing) * chosen + smoothing * spread).mean()
-            v_loss = torch.nn.functional.mse_loss(policy.value_net(latent_vf).flatten(), returns[batch])
-            loss = p_loss + config.vf_coef * v_loss
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm)
-            optimizer.step()
-            policy_loss, value_loss = p_loss.item(), v_loss.item()
-    policy.set_training_mode(False)
-    with torch.no_grad():
-        held_t = torch.as_tensor(held)
-        choice = masks[held_t].sum(1) > 1
-        logits = masked_logits(policy, obs[held_t], masks[held_t])[choice]
-        accuracy = float((logits.argmax(1) == actions[held_t][choice]).float().mean()) if choice.any() else 1.0
-        probs = torch.softmax(logits, dim=1)
-        entropy = float(-(probs * torch.log_softmax(logits, dim=1).nan_to_num(0.0, neginf=0.0)).sum(1).mean())
-    return {"accuracy": accuracy, "entropy": entropy, "policy_loss": policy_loss, "value_loss": value_loss,
-            "samples": float(len(demos))}
-
-__all__ = ["ACTIVATIONS", "ScaledObservation", "behaviour_clone", "build_model", "masked_logits", "obs_scale",
-           "policy_kwargs", "policy_layers"]
+__all__ = ["ACTIVATIONS", "LinearDecay", "ScaledObservation", "build_model", "obs_scale", "policy_kwargs",
+           "policy_layers"]

@@ -1,31 +1,32 @@
 """Train a c8env policy by self-play with sb3-contrib's MaskablePPO.
 
-    python -m training.train --config configs/train/default.yaml [--set key=value ...] [--resume]
+    python -m training.train --config configs/train/default.yaml [--set key=value ...] [--resume] [--overwrite]
 
-The run reads top to bottom (:meth:`Trainer.run`):
+:func:`train` is the run, top to bottom:
 
 1. the run directory ``<run_root>/<name>-s<seed>/`` gets the resolved ``config.yaml``;
-2. fresh runs warm-start the policy by behaviour cloning ``pretrain_agent`` (cross-entropy
-   on the masked logits, value head fitted to the demonstrations' returns); resumed runs
-   load their latest checkpoint instead;
-3. MaskablePPO trains on ``n_envs`` environments (one process each) whose opponents are
-   sampled per episode from the pool: random, greedy, expert and frozen snapshots of the
-   learner (``snapshots/*.npz``, exported every ``snapshot_interval`` steps);
-4. every ``eval_interval`` steps the deterministic policy is evaluated against
-   ``eval_opponents`` on seeded duplicate deals (win rate, 95% Wilson interval), logged as
-   ``eval/win_rate_vs_<opponent>`` etc.; the best one against greedy is kept as
-   ``best.zip``/``best.npz``; every ``checkpoint_interval`` steps ``checkpoints/ckpt_<step>.zip``
-   (with a ``.json`` sidecar: config, pool, best) is written; SIGINT/SIGTERM stop the run at the
-   next step with a checkpoint of the model as it was at the start of that rollout;
-5. at the end ``policy.npz`` (the NumPy policy file, ``c8env.agents.load(path)``) is
+2. ``n_envs`` environments whose opponents are sampled per episode from the pool (random,
+   greedy, expert and frozen snapshots of the learner, ``snapshots/*.npz``), and a fresh
+   MaskablePPO, or with ``--resume`` the one of the run's latest checkpoint;
+3. fresh runs warm-start the policy by behaviour cloning ``pretrain_agent`` (cross-entropy
+   on the masked logits, value head fitted to the demonstrations' returns; :mod:`training.imitation`);
+4. the learn loop: ``model.learn()`` runs whole rollouts up to the next periodic event, which
+   the loop then does: every ``snapshot_interval`` steps a snapshot joins the pool; every
+   ``eval_interval`` steps the deterministic policy is evaluated against ``eval_opponents`` on
+   seeded duplicate deals (win rate, 95% Wilson interval), logged as ``eval/win_rate_vs_<opponent>``
+   etc., the best one against greedy kept as ``best.zip``/``best.npz``/``best.json``; every
+   ``checkpoint_interval`` steps ``checkpoints/ckpt_<step>.zip`` (with a ``.json`` sidecar: config,
+   pool, best) is written. SIGINT/SIGTERM stop the run at the next step with a checkpoint of the
+   model as it was at the start of that rollout;
+5. a last checkpoint; ``policy.npz`` (the NumPy policy file, ``c8env.agents.load(path)``) is
    exported and evaluated on fresh deals; the table is printed and saved as ``eval.md``, the
    learning curves of the periodic evaluations as ``curves.png`` (:mod:`training.plot`).
 
+The callback (:class:`training.callback.Recorder`) only records (training win rates per
+opponent kind, pool probabilities, the progress bar) and raises the stop flag.
+
 Logs: ``logs/progress.csv`` and TensorBoard ``logs/tb`` (keys grouped: ``rollout/``,
 ``train/``, ``eval/``, ``pool/``, ``pretrain/``, ``time/``); ``evals.jsonl`` holds every evaluation.
-
-This module imports torch and Stable-Baselines3 only inside functions: the env worker
-processes, which import it as their ``__main__``, stay NumPy-only.
 """
 
 from __future__ import annotations
@@ -38,316 +39,285 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from c8env.evaluate import evaluate
+from c8env.seeding import derive_seed
 from training.config import TrainConfig, describe, load_config, parse_overrides
 from training.envs import make_pool
+from training.export import export_policy, latest_checkpoint
+from training.plot import plot_run
 from training.pool import Snapshots
+
+if TYPE_CHECKING:
+    from sb3_contrib import MaskablePPO
 
 #: Config keys that ``--resume`` may change (the others are fixed by the run's saved config).
 RESUMABLE_KEYS = ("total_steps", "eval_interval", "eval_opponents", "eval_deals", "final_eval_deals", "eval_workers",
                   "checkpoint_interval", "keep_checkpoints", "torch_threads")
-_EVAL_SEED, _FINAL_SEED = 1_000, 2_000
+#: Evaluation deals are seeded ``EVAL_SEED + seed`` (periodic: the same deals each time) and ``FINAL_SEED + seed``.
+EVAL_SEED, FINAL_SEED = 1_000, 2_000
 
 
-def _derived_seed(*parts: int) -> int:
-    return int(np.random.SeedSequence(list(parts)).generate_state(1)[0] >> 1)
+def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, progress: bool = True) -> dict[str, Any]:
+    """Run training (see the module docstring); returns the final step, seconds, policy path and evaluation rows."""
+    # torch and SB3 are imported here, not at the top: the env worker processes (forkserver) import the main
+    # module, which is this one under `python -m training.train`, and must stay torch-free.
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from training.callback import Recorder, make_logger
+    from training.imitation import behaviour_clone, record_demonstrations
+    from training.model import build_model
+    from training.vec import make_vec_env
+
+    start = time.perf_counter()
+    torch.set_num_threads(config.torch_threads)
+
+    # 1. the run directory and its config; a resumed run's state from its latest checkpoint
+    run_dir = config.run_dir
+    archive = open_run_dir(config, resume, overwrite)
+    saved = json.loads(archive.with_suffix(".json").read_text()) if archive else {}
+    step0 = saved.get("step", 0)
+    snapshots = Snapshots(run_dir / "snapshots", config.max_snapshots,
+                          [e for e in saved.get("snapshots", {}).get("entries", []) if Path(e[1]).is_file()])
+    best: dict[str, Any] = saved.get("best", {})
+    seconds_before = saved.get("seconds", 0.0)  # training time of the run before this process
+
+    def seconds() -> float:
+        return seconds_before + time.perf_counter() - start
+
+    if archive:
+        trim_evals(run_dir, step0)
+
+    # 2. the envs and the model (fresh, or the latest checkpoint's)
+    logger = make_logger(run_dir / "logs", step0 if archive else None)
+    env = make_vec_env(config, snapshots.paths)
+    pool = make_pool(config, snapshots.paths)  # the learner's copy of the envs' pool, for the logs
+    recorder = Recorder(config.total_steps, config.run_name, pool, progress)
+    say = recorder.write
+    previous = {sig: signal.signal(sig, recorder.request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        if archive:
+            model = MaskablePPO.load(str(archive), env=env, device="cpu")
+            model.set_logger(logger)
+            model.set_random_seed(derive_seed(config.seed, step0, bits=31))
+            say(f"resuming {run_dir} from {archive.name} (step {step0:,})")
+        else:
+            model = build_model(config, env, logger)
+
+            # 3. warm start: behaviour cloning of pretrain_agent's decisions
+            if config.pretrain_agent and config.pretrain_samples > 0:
+                clock = time.perf_counter()
+                demos = record_demonstrations(config, config.pretrain_samples, derive_seed(config.seed, 7, bits=31),
+                                              workers=config.eval_workers)
+                recorded = time.perf_counter() - clock
+                metrics = behaviour_clone(model, demos, config, derive_seed(config.seed, 8, bits=31))
+                cloned = time.perf_counter() - clock - recorded
+                for key, value in {**metrics, "seconds": recorded + cloned}.items():
+                    logger.record(f"pretrain/{key}", value)
+                logger.record("time/total_timesteps", 0, exclude="tensorboard")
+                logger.dump(0)
+                say(f"warm start: {len(demos):,} {config.pretrain_agent} decisions recorded in {recorded:.0f} s, "
+                    f"cloned in {cloned:.0f} s; held-out accuracy "
+                    f"{metrics['accuracy']:.1%}, entropy {metrics['entropy']:.2f} nats, value MSE "
+                    f"{metrics['value_loss']:.3f}")
+
+        # 4. the learn loop: learn() runs whole rollouts up to the next periodic event, then the loop does it
+        intervals = {"snapshot": config.snapshot_interval, "eval": config.eval_interval,
+                     "checkpoint": config.checkpoint_interval}
+        due = {key: (step0 // n + 1) * n if archive else 0 for key, n in intervals.items()}
+        rollout = config.n_steps * config.n_envs
+        last_checkpoint = step0 if archive else -1
+        # the first learn() call resets the envs (their first episodes draw from the pool as it is before the
+        # step-0 snapshot): learning no steps does just that, so the run equals one long learn() call
+        model.learn(0, reset_num_timesteps=False)
+        while model.num_timesteps < config.total_steps and not recorder.stop_requested:
+            step = model.num_timesteps
+            if step >= due["snapshot"]:
+                path = export(model, snapshots.path_for(step), config, step)
+                snapshots.add(step, str(path.resolve()))
+                pool.set_snapshots(snapshots.paths)
+                env.env_method("set_snapshots", snapshots.paths)
+            if step >= due["eval"]:
+                rows, best = periodic_eval(model, config, step, best)
+                recorder.status = ", ".join(f"vs {r['opponent']} {r['win_rate']:.1%}" for r in rows)
+                say(f"step {step:,}: eval " + "; ".join(
+                    f"vs {r['opponent']} {r['win_rate']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}]" for r in rows))
+            if step >= due["checkpoint"]:
+                write_checkpoint(model, config, step, seconds(), snapshots, best)
+                last_checkpoint = step
+            due = {key: (step // n + 1) * n if step >= due[key] else due[key] for key, n in intervals.items()}
+            rollouts = -(-(min(*due.values(), config.total_steps) - step) // rollout)  # rounded up
+            model.learn(rollouts * rollout, callback=recorder, reset_num_timesteps=False)
+            if recorder.in_rollout:  # stopped mid-rollout: the model is as it was at that rollout's start
+                model.num_timesteps = recorder.rollout_step
+        step = model.num_timesteps
+        if recorder.stop_requested:
+            if recorder.rollout_step < 0:
+                say("interrupted before training started; no checkpoint written")
+            else:
+                write_checkpoint(model, config, step, seconds(), snapshots, best)
+                say(f"interrupted: checkpoint at step {step:,} in {run_dir / 'checkpoints'}; continue with --resume")
+            raise SystemExit(130)
+
+        # 5. the end: a last checkpoint, then policy.npz evaluated on fresh deals
+        train_seconds = seconds()
+        if last_checkpoint != step:
+            write_checkpoint(model, config, step, train_seconds, snapshots, best)
+    except KeyboardInterrupt:  # a second signal: stop at once (the last periodic checkpoint stands)
+        say("stopped at once; continue from the last periodic checkpoint with --resume")
+        raise SystemExit(130) from None
+    finally:
+        recorder.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        try:
+            env.close()
+        except (OSError, EOFError):
+            pass
+    path = export(model, run_dir / "policy.npz", config, step)
+    clock = time.perf_counter()
+    rows = evaluate_policy(path, config, config.final_eval_deals, FINAL_SEED + config.seed)
+    eval_seconds = time.perf_counter() - clock
+    curves = plot_run(run_dir) if (run_dir / "evals.jsonl").is_file() else None
+    text = report(config, path, step, train_seconds, rows, eval_seconds, best, curves)
+    (run_dir / "eval.md").write_text(text + "\n")
+    write_json(run_dir / "eval.json", {"step": step, "seconds": train_seconds, "policy": str(path), "rows": rows})
+    print(text, flush=True)
+    return {"step": step, "seconds": train_seconds, "policy": path, "rows": rows}
 
 
-def _slug(spec: str) -> str:
-    """A log-key-safe name of an agent spec (``expert:simulations=20`` -> ``expert_simulations_20``)."""
-    name = Path(spec).stem if spec.endswith(".npz") else spec
-    return "".join(c if c.isalnum() else "_" for c in name)
+# ----- the run directory ------------------------------------------------------------------------------
+def open_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> Path | None:
+    """Create (or reopen) the run directory and write its ``config.yaml``; the checkpoint to resume from, or None."""
+    run_dir = config.run_dir
+    archive = latest_checkpoint(run_dir) if run_dir.is_dir() else None
+    if archive is not None and not resume and not overwrite:
+        raise ValueError(f"run directory {str(run_dir)!r} already holds a run (checkpoint {archive.name}); "
+                         "pass --resume to continue it, --overwrite to start again, or change name/seed")
+    if overwrite and run_dir.is_dir():
+        shutil.rmtree(run_dir)
+        archive = None
+    if archive is None and run_dir.is_dir():  # a run stopped before its first checkpoint: start afresh
+        if resume:
+            print(f"no checkpoint in {run_dir}: starting a fresh run", file=sys.stderr, flush=True)
+        for name in ("logs", "snapshots", "checkpoints"):
+            shutil.rmtree(run_dir / name, ignore_errors=True)
+        for name in ("evals.jsonl", "best.zip", "best.npz", "best.json", "eval_policy.npz"):
+            (run_dir / name).unlink(missing_ok=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yaml").write_text(config.to_yaml())
+    return archive
 
 
-def _write_json(path: Path, data: Any) -> None:
+def trim_evals(run_dir: Path, step: int) -> None:
+    """Drop the evaluations after ``step`` (a resumed run redoes them)."""
+    path = run_dir / "evals.jsonl"
+    if path.is_file():
+        lines = [line for line in path.read_text().splitlines() if line and json.loads(line)["step"] <= step]
+        path.write_text("".join(line + "\n" for line in lines))
+
+
+def write_json(path: Path, data: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2))
     tmp.replace(path)
 
 
-class Trainer:
-    """One training run (see the module docstring)."""
+def write_checkpoint(model: MaskablePPO, config: TrainConfig, step: int, seconds: float, snapshots: Snapshots,
+                     best: dict[str, Any]) -> None:
+    """``checkpoints/ckpt_<step>.zip`` and its ``.json`` sidecar (written last: it marks the checkpoint complete);
+    only the newest ``keep_checkpoints`` are kept."""
+    folder = config.run_dir / "checkpoints"
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = folder / f"ckpt_{step:010d}"
+    partial = stem.with_name(stem.name + ".partial.zip")
+    model.save(str(partial))
+    partial.replace(stem.with_suffix(".zip"))
+    write_json(stem.with_suffix(".json"), {"step": step, "seconds": seconds, "config": config.to_dict(),
+                                           "snapshots": snapshots.to_dict(), "best": best})
+    done = sorted(folder.glob("ckpt_*.json"))
+    for old in done[: max(0, len(done) - config.keep_checkpoints)]:
+        old.with_suffix(".zip").unlink(missing_ok=True)
+        old.unlink()
 
-    def __init__(self, config: TrainConfig, progress: bool = True) -> None:
-        self.config = config
-        self.progress = progress
-        self.run_dir = config.run_dir
-        self.ckpt_dir = self.run_dir / "checkpoints"
-        self.snapshots = Snapshots(self.run_dir / "snapshots", config.max_snapshots)
-        self.best: dict[str, Any] = {}
-        self.last_eval = ""
-        self.model: Any = None
-        self.callback: Any = None
-        self.next = {"snapshot": 0, "eval": 0, "checkpoint": 0}
-        self.last_checkpoint = -1
-        self.seconds_before = 0.0  # training time of the run before this process (resumed runs)
-        self.stop_requested = False
-        self.start_time = time.perf_counter()
 
-    # ----- the run directory ----------------------------------------------------------------------
-    def prepare(self, resume: bool, overwrite: bool) -> Path | None:
-        """Create (or reopen) the run directory; the checkpoint to resume from, or None."""
-        from training.export import latest_checkpoint
+# ----- export and evaluation --------------------------------------------------------------------------
+def export(model: MaskablePPO, path: Path, config: TrainConfig, step: int) -> Path:
+    """The policy as a NumPy policy file (snapshots, evaluations, ``policy.npz``)."""
+    return export_policy(model, path, config.num_players, config.rules,
+                         f"MaskablePPO self-play, run {config.run_name}, {step} steps, {config.num_players} players, "
+                         f"rules {config.rules}")
 
-        archive = latest_checkpoint(self.run_dir) if self.run_dir.is_dir() else None
-        if archive is not None and not resume and not overwrite:
-            raise ValueError(f"run directory {str(self.run_dir)!r} already holds a run (checkpoint {archive.name}); "
-                             "pass --resume to continue it, --overwrite to start again, or change name/seed")
-        if overwrite and self.run_dir.is_dir():
-            shutil.rmtree(self.run_dir)
-            archive = None
-        if archive is None and self.run_dir.is_dir():  # a run stopped before its first checkpoint: start afresh
-            if resume:
-                self.say(f"no checkpoint in {self.run_dir}: starting a fresh run")
-            for name in ("logs", "snapshots", "checkpoints"):
-                shutil.rmtree(self.run_dir / name, ignore_errors=True)
-            for name in ("evals.jsonl", "best.zip", "best.npz", "best.json", "eval_policy.npz"):
-                (self.run_dir / name).unlink(missing_ok=True)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        (self.run_dir / "config.yaml").write_text(self.config.to_yaml())
-        return archive
 
-    def say(self, text: str) -> None:
-        if self.callback is not None:
-            self.callback.write(text)
-        else:
-            print(text, file=sys.stderr, flush=True)
+def evaluate_policy(path: Path, config: TrainConfig, deals: int, seed: int) -> list[dict[str, Any]]:
+    """The policy file in one seat against each evaluation opponent in all the others."""
+    rows = []
+    for opponent in config.eval_opponents:
+        table = evaluate([str(path)] + [opponent] * (config.num_players - 1), config.num_players, config.rules, deals,
+                         seed, workers=config.eval_workers)
+        me = table.stats[0]
+        low, high = me.interval
+        rows.append({"opponent": opponent, "hands": me.hands, "win_rate": me.win_rate, "ci_low": low,
+                     "ci_high": high, "points_per_hand": me.points / max(1, me.hands),
+                     "fair_share": 1 / config.num_players})
+    return rows
 
-    # ----- the run --------------------------------------------------------------------------------
-    def run(self, resume: bool = False, overwrite: bool = False) -> dict[str, Any]:
-        import torch
-        from sb3_contrib import MaskablePPO
 
-        from training.callback import TrainCallback, make_logger
-        from training.vec import make_vec_env
+def log_name(spec: str) -> str:
+    """A log-key-safe name of an agent spec (``expert:simulations=20`` -> ``expert_simulations_20``)."""
+    name = Path(spec).stem if spec.endswith(".npz") else spec
+    return "".join(c if c.isalnum() else "_" for c in name)
 
-        config = self.config
-        torch.set_num_threads(config.torch_threads)
-        archive = self.prepare(resume, overwrite)
-        state = json.loads(archive.with_suffix(".json").read_text()) if archive else None
-        step0 = state["step"] if state else None
-        if state:
-            self.snapshots = Snapshots(self.snapshots.folder, config.max_snapshots,
-                                       [tuple(e) for e in state["snapshots"]["entries"] if Path(e[1]).is_file()])
-            self.best = state.get("best", {})
-            self.seconds_before = state.get("seconds", 0.0)
-            self._trim_evals(step0)
-        logger = make_logger(self.run_dir / "logs", step0)
-        env = make_vec_env(config, self.snapshots.paths)
-        previous = {sig: signal.signal(sig, self._request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            if archive:
-                self.model = MaskablePPO.load(str(archive), env=env, device="cpu")
-                self.model.set_logger(logger)
-                self.model.set_random_seed(_derived_seed(config.seed, step0))
-                self.last_checkpoint = step0
-                for key, interval in self._intervals().items():
-                    self.next[key] = (step0 // interval + 1) * interval
-                self.say(f"resuming {self.run_dir} from {archive.name} (step {step0:,})")
-            else:
-                from training.model import build_model
 
-                self.model = build_model(config, env, logger)
-                if config.pretrain_agent and config.pretrain_samples > 0:
-                    self.pretrain()
-            self.callback = TrainCallback(self, progress=self.progress)
-            remaining = max(0, config.total_steps - self.model.num_timesteps)
-            if not self.stop_requested:
-                self.model.learn(remaining, callback=self.callback, reset_num_timesteps=archive is None)
-            if self.stop_requested:
-                self._interrupted()
-                raise SystemExit(130)
-            self.callback = None
-            step = self.model.num_timesteps
-            seconds = self.seconds()
-            if self.last_checkpoint != step:
-                self.checkpoint(step)
-        except KeyboardInterrupt:  # a second signal: stop at once (the last periodic checkpoint stands)
-            self.say("stopped at once; continue from the last periodic checkpoint with --resume")
-            raise SystemExit(130) from None
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-            try:
-                env.close()
-            except (OSError, EOFError):
-                pass
-        return self.finish(step, seconds)
+def periodic_eval(model: MaskablePPO, config: TrainConfig, step: int,
+                  best: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Evaluate the policy at ``step`` (``evals.jsonl``, ``eval/`` logs); when it beats ``best`` against greedy,
+    it becomes ``best.zip``/``best.npz``/``best.json``. Returns the rows and the best evaluation so far."""
+    run_dir = config.run_dir
+    path = export(model, run_dir / "eval_policy.npz", config, step)
+    rows = evaluate_policy(path, config, config.eval_deals, EVAL_SEED + config.seed)
+    with (run_dir / "evals.jsonl").open("a") as fh:
+        for row in rows:
+            fh.write(json.dumps({"step": step, **row}) + "\n")
+            for key in ("win_rate", "ci_low", "ci_high", "points_per_hand"):
+                model.logger.record(f"eval/{key}_vs_{log_name(row['opponent'])}", row[key])
+    model.logger.record("time/total_timesteps", step, exclude="tensorboard")
+    model.logger.dump(step)
+    target = next((r for r in rows if r["opponent"] == "greedy"), rows[-1])
+    if not best or target["win_rate"] > best["win_rate"]:
+        best = {"step": step, **target}
+        model.save(str(run_dir / "best.zip"))
+        shutil.copyfile(path, run_dir / "best.npz")
+        write_json(run_dir / "best.json", {"config": config.to_dict(), **best})
+    return rows, best
 
-    def _request_stop(self, signum: int, frame: Any) -> None:
-        """SIGINT/SIGTERM: stop at the next env step (the callback returns False), then checkpoint; a second
-        signal stops at once."""
-        if self.stop_requested:
-            raise KeyboardInterrupt
-        self.stop_requested = True  # (no printing here: the main thread may be inside a write)
 
-    def _interrupted(self) -> None:
-        """Checkpoint the model as it was at the start of the interrupted rollout (nothing if training had not
-        started: a resumed run then starts afresh or from its previous checkpoint)."""
-        if self.callback is None or self.model is None or self.callback.rollout_step < 0:
-            self.say("interrupted before training started; no checkpoint written")
-            return
-        self.callback.on_training_end()
-        step = self.callback.rollout_step
-        self.model.num_timesteps = step
-        self.callback = None
-        self.checkpoint(step)
-        self.say(f"interrupted: checkpoint at step {step:,} in {self.ckpt_dir}; continue with --resume")
-
-    def _intervals(self) -> dict[str, int]:
-        c = self.config
-        return {"snapshot": c.snapshot_interval, "eval": c.eval_interval, "checkpoint": c.checkpoint_interval}
-
-    def seconds(self) -> float:
-        return self.seconds_before + time.perf_counter() - self.start_time
-
-    def pool_probabilities(self) -> dict[str, float]:
-        return make_pool(self.config, self.snapshots.paths).probabilities()
-
-    # ----- warm start -----------------------------------------------------------------------------
-    def pretrain(self) -> None:
-        from training.demos import record_demonstrations
-        from training.model import behaviour_clone
-
-        config = self.config
-        start = time.perf_counter()
-        demos = record_demonstrations(config, config.pretrain_samples, _derived_seed(config.seed, 7),
-                                      workers=config.eval_workers)
-        recorded = time.perf_counter() - start
-        metrics = behaviour_clone(self.model, demos, config, _derived_seed(config.seed, 8))
-        seconds = time.perf_counter() - start
-        for key, value in metrics.items():
-            self.model.logger.record(f"pretrain/{key}", value)
-        self.model.logger.record("pretrain/seconds", seconds)
-        self.model.logger.record("time/total_timesteps", 0, exclude="tensorboard")
-        self.model.logger.dump(0)
-        self.say(f"warm start: {len(demos):,} {config.pretrain_agent} decisions recorded in {recorded:.0f} s, "
-                 f"cloned in {seconds - recorded:.0f} s; held-out accuracy {metrics['accuracy']:.1%}, "
-                 f"entropy {metrics['entropy']:.2f} nats, value MSE {metrics['value_loss']:.3f}")
-
-    # ----- periodic work (called at the start of each rollout) ------------------------------------
-    def periodic(self, step: int) -> None:
-        if step >= self.next["snapshot"]:
-            self.snapshot(step)
-        if step >= self.next["eval"]:
-            self.periodic_eval(step)
-        if step >= self.next["checkpoint"]:
-            self.checkpoint(step)
-        for key, interval in self._intervals().items():
-            if step >= self.next[key]:
-                self.next[key] = (step // interval + 1) * interval
-
-    def export(self, path: Path, step: int) -> Path:
-        from training.export import export_policy
-
-        c = self.config
-        return export_policy(self.model, path, c.num_players, c.rules,
-                             f"MaskablePPO self-play, run {c.run_name}, {step} steps, {c.num_players} players, "
-                             f"rules {c.rules}")
-
-    def snapshot(self, step: int) -> None:
-        path = self.export(self.snapshots.path_for(step), step)
-        self.snapshots.add(step, str(path.resolve()))
-        self.model.get_env().env_method("set_snapshots", self.snapshots.paths)
-
-    def evaluate_policy(self, path: Path, deals: int, seed: int) -> list[dict[str, Any]]:
-        """The policy file in one seat against each evaluation opponent in all the others."""
-        c = self.config
-        rows = []
-        for opponent in c.eval_opponents:
-            table = evaluate([str(path)] + [opponent] * (c.num_players - 1), c.num_players, c.rules, deals, seed,
-                             workers=c.eval_workers)
-            me = table.stats[0]
-            low, high = me.interval
-            rows.append({"opponent": opponent, "hands": me.hands, "win_rate": me.win_rate, "ci_low": low,
-                         "ci_high": high, "points_per_hand": me.points / max(1, me.hands),
-                         "fair_share": 1 / c.num_players})
-        return rows
-
-    def periodic_eval(self, step: int) -> None:
-        c = self.config
-        path = self.export(self.run_dir / "eval_policy.npz", step)
-        rows = self.evaluate_policy(path, c.eval_deals, _EVAL_SEED + c.seed)
-        logger = self.model.logger
-        with (self.run_dir / "evals.jsonl").open("a") as fh:
-            for row in rows:
-                fh.write(json.dumps({"step": step, **row}) + "\n")
-                slug = _slug(row["opponent"])
-                for key in ("win_rate", "ci_low", "ci_high", "points_per_hand"):
-                    logger.record(f"eval/{key}_vs_{slug}", row[key])
-        logger.record("time/total_timesteps", step, exclude="tensorboard")
-        logger.dump(step)
-        self.last_eval = ", ".join(f"vs {r['opponent']} {r['win_rate']:.1%}" for r in rows)
-        self.say(f"step {step:,}: eval " + "; ".join(
-            f"vs {r['opponent']} {r['win_rate']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}]" for r in rows))
-        target = next((r for r in rows if r["opponent"] == "greedy"), rows[-1])
-        if not self.best or target["win_rate"] > self.best["win_rate"]:
-            self.best = {"step": step, **target}
-            self.model.save(str(self.run_dir / "best.zip"))
-            shutil.copyfile(path, self.run_dir / "best.npz")
-            _write_json(self.run_dir / "best.json", {"config": c.to_dict(), **self.best})
-
-    def checkpoint(self, step: int) -> None:
-        self.ckpt_dir.mkdir(parents=True, exist_ok=True)
-        stem = self.ckpt_dir / f"ckpt_{step:010d}"
-        partial = stem.with_name(stem.name + ".partial.zip")
-        self.model.save(str(partial))
-        partial.replace(stem.with_suffix(".zip"))  # the .json sidecar, written last, marks it complete
-        _write_json(stem.with_suffix(".json"), {
-            "step": step, "seconds": self.seconds(), "config": self.config.to_dict(),
-            "snapshots": self.snapshots.to_dict(), "best": self.best,
-        })
-        self.last_checkpoint = step
-        done = sorted(self.ckpt_dir.glob("ckpt_*.json"))
-        for old in done[: max(0, len(done) - self.config.keep_checkpoints)]:
-            old.with_suffix(".zip").unlink(missing_ok=True)
-            old.unlink()
-
-    def _trim_evals(self, step: int) -> None:
-        path = self.run_dir / "evals.jsonl"
-        if path.is_file():
-            lines = [line for line in path.read_text().splitlines() if line and json.loads(line)["step"] <= step]
-            path.write_text("".join(line + "\n" for line in lines))
-
-    # ----- the end --------------------------------------------------------------------------------
-    def finish(self, step: int, seconds: float) -> dict[str, Any]:
-        """Export ``policy.npz``, evaluate it on fresh deals, print and save the table."""
-        c = self.config
-        path = self.export(self.run_dir / "policy.npz", step)
-        start = time.perf_counter()
-        rows = self.evaluate_policy(path, c.final_eval_deals, _FINAL_SEED + c.seed)
-        eval_seconds = time.perf_counter() - start
-        speed = step / seconds if seconds else 0.0
-        lines = [
-            f"## {c.run_name}: {path}",
-            "",
-            f"MaskablePPO self-play, {step:,} steps in {seconds / 60:.1f} min ({speed:,.0f} steps/s overall); "
-            f"{c.num_players} players, rules {c.rules}; evaluated on {c.final_eval_deals:,} fresh seeded deals x "
-            f"{c.num_players} seat rotations per opponent ({eval_seconds:.0f} s); the policy in one seat, the "
-            "opponent in the others.",
-            "",
-            "| opponent | hands | win rate | 95% CI | fair share | points/hand |",
-            "|---|---|---|---|---|---|",
-        ]
-        for r in rows:
-            lines.append(f"| {r['opponent']} | {r['hands']:,} | {r['win_rate']:.1%} | [{r['ci_low']:.1%}, "
-                         f"{r['ci_high']:.1%}] | {r['fair_share']:.0%} | {r['points_per_hand']:+.2f} |")
-        if self.best:
-            lines += ["", f"Best periodic evaluation vs {self.best['opponent']}: {self.best['win_rate']:.1%} at step "
-                          f"{self.best['step']:,} ({self.run_dir / 'best.npz'})."]
-        if (self.run_dir / "evals.jsonl").is_file():
-            from training.plot import plot_run
-
-            lines += ["", f"Learning curves: {plot_run(self.run_dir)}"]
-        text = "\n".join(lines)
-        (self.run_dir / "eval.md").write_text(text + "\n")
-        _write_json(self.run_dir / "eval.json", {"step": step, "seconds": seconds, "policy": str(path), "rows": rows})
-        print(text, flush=True)
-        return {"step": step, "seconds": seconds, "policy": path, "rows": rows}
+def report(config: TrainConfig, path: Path, step: int, seconds: float, rows: list[dict[str, Any]],
+           eval_seconds: float, best: dict[str, Any], curves: Path | None) -> str:
+    """The Markdown table of the final evaluation (``eval.md``)."""
+    speed = step / seconds if seconds else 0.0
+    lines = [
+        f"## {config.run_name}: {path}",
+        "",
+        f"MaskablePPO self-play, {step:,} steps in {seconds / 60:.1f} min ({speed:,.0f} steps/s overall); "
+        f"{config.num_players} players, rules {config.rules}; evaluated on {config.final_eval_deals:,} fresh seeded "
+        f"deals x {config.num_players} seat rotations per opponent ({eval_seconds:.0f} s); the policy in one seat, "
+        "the opponent in the others.",
+        "",
+        "| opponent | hands | win rate | 95% CI | fair share | points/hand |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(f"| {r['opponent']} | {r['hands']:,} | {r['win_rate']:.1%} | [{r['ci_low']:.1%}, "
+                     f"{r['ci_high']:.1%}] | {r['fair_share']:.0%} | {r['points_per_hand']:+.2f} |")
+    if best:
+        lines += ["", f"Best periodic evaluation vs {best['opponent']}: {best['win_rate']:.1%} at step "
+                      f"{best['step']:,} ({config.run_dir / 'best.npz'})."]
+    if curves is not None:
+        lines += ["", f"Learning curves: {curves}"]
+    return "\n".join(lines)
 
 
 # ----- command line ----------------------------------------------------------------------------------
@@ -387,7 +357,7 @@ def resolve_config(args: argparse.Namespace) -> TrainConfig:
     return config
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m training.train", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Train a c8env policy by self-play with MaskablePPO (see training/train.py).",
@@ -403,6 +373,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--overwrite", action="store_true", help="delete an existing run directory and start again")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         config = resolve_config(args)
@@ -412,7 +387,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.resume and args.overwrite:
             raise ValueError("--resume and --overwrite exclude each other")
         os.environ.setdefault("OMP_NUM_THREADS", str(config.torch_threads))
-        Trainer(config, progress=not args.no_progress).run(resume=bool(args.resume), overwrite=args.overwrite)
+        train(config, resume=bool(args.resume), overwrite=args.overwrite, progress=not args.no_progress)
     except ValueError as err:
         parser.exit(2, f"train: error: {err}\n")
 

@@ -135,7 +135,7 @@ class ExpertAgent:
         after.apply(action)
         held = public.held_cards(0)[0]
         kept = held & ~(1 << action) if action < NUM_CARDS else held
-        to_move = after.phase == Phase.PLAY and after.current_player == 1 and not after.pending
+        to_move = after.phase is Phase.PLAY and after.current_player == 1 and not after.pending
         follow = (after.follow_mask() | after.wild_mask(1)) if to_move else 0
         self._last = _AfterMove(kept, tuple(public.scores), to_move, follow, after.discard[-1], after.sizes[1])
         if after.hand_over:

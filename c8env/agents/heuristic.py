@@ -60,9 +60,9 @@ def greedy_action(view: View, rules: RuleSet) -> int:
     legal = view.legal
     if len(legal) == 1:
         return legal[0]
-    if view.phase == Phase.DECLARE:
+    if view.phase is Phase.DECLARE:
         return DECLARE_BASE + best_suit(view, rules)
-    if view.phase == Phase.ANNOUNCE:
+    if view.phase is Phase.ANNOUNCE:
         return ANNOUNCE
     if STOP in legal:
         return STOP
