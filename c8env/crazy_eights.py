@@ -14,7 +14,6 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from c8env.actions import NUM_ACTIONS
 from c8env.engine import State, check_num_players
 from c8env.episode import Episode
 from c8env.observation import OBS_LAYOUT, OBS_SIZE, action_mask, encode_observation
@@ -180,10 +179,9 @@ class raw_env(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seat[agent]
+        mask = action_mask(self.state, seat)
         if self.terminations[agent] or self.truncations[agent]:
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        else:
-            mask = action_mask(self.state, seat)
+            mask[:] = 0  # truncated mid-hand: nobody moves any more
         return {"observation": encode_observation(self.state, seat), "action_mask": mask}
 
     def step(self, action: int | None) -> None:

@@ -23,7 +23,7 @@ from c8env.actions import NUM_ACTIONS
 from c8env.agents import PolicyAgent, load
 from c8env.engine import IllegalActionError, State, check_num_players
 from c8env.episode import Episode
-from c8env.observation import StateObservation, encode_observation
+from c8env.observation import StateObservation, action_mask, encode_observation
 from c8env.rules import RuleSet, load_rules
 from c8env.spaces import check_render_mode, render_output, vector_space
 from c8env.text import render_text
@@ -308,10 +308,9 @@ class SingleAgentEnv(gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a bool array of 60 (all False once the episode is over)."""
-        mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        if not self._done:
-            mask[self.state.legal_actions()] = True
-        return mask
+        if self._done:
+            return np.zeros(NUM_ACTIONS, dtype=bool)
+        return action_mask(self.state, self.learner_seat).astype(bool)
 
     def render(self) -> str | None:
         return render_output(self.render_mode, self._render_text)
