@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 
 from c8env.engine import State
+from c8env.episode import play_hand
 
 RUNS = 5
 
@@ -186,23 +187,25 @@ def bench_expert(hands: int, spec: str = "expert") -> None:
 
     times: list[float] = []
     searched: list[float] = []
+
+    def timed(agents: list, expert_seat: int) -> Callable[[State], int]:
+        def choose(state: State) -> int:
+            seat = state.current_player
+            start = time.perf_counter()
+            action = agents[seat].act(StateObservation(state, seat))
+            if seat == expert_seat:
+                times.append(time.perf_counter() - start)
+                if len(state.legal_actions()) > 1:
+                    searched.append(times[-1])
+            return action
+
+        return choose
+
     for hand in range(hands):
-        state = State.new(2, "standard", seed=hand)
-        expert = load(spec, num_players=2, seed=hand)
-        greedy = load("greedy", num_players=2)
-        seat = hand % 2
-        while not state.hand_over:
-            if state.current_player == seat:
-                options = len(state.legal_actions())
-                start = time.perf_counter()
-                action = expert.act(StateObservation(state, seat))
-                elapsed = time.perf_counter() - start
-                times.append(elapsed)
-                if options > 1:
-                    searched.append(elapsed)
-            else:
-                action = greedy.act(StateObservation(state, state.current_player))
-            state.apply(action)
+        agents = [load(spec, num_players=2, seed=hand), load("greedy", num_players=2)]
+        if hand % 2:
+            agents.reverse()  # the expert sits in seat hand % 2
+        play_hand(State.new(2, "standard", seed=hand), timed(agents, hand % 2))
     print(f"{spec}: {len(times)} decisions in {hands} hands vs greedy; ms per decision: "
           f"mean {1000 * statistics.mean(times):.1f}, median {1000 * statistics.median(times):.1f}; "
           f"with a choice ({len(searched)}): mean {1000 * statistics.mean(searched):.1f}")
