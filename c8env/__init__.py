@@ -20,9 +20,13 @@ __version__ = "0.1.0"
 
 #: Public names that load their module on first access (they need Gymnasium and PettingZoo).
 _LAZY = {"env": "c8env.crazy_eights", "raw_env": "c8env.crazy_eights"}
+#: Submodules loaded on first access: ``c8env.crazy_eights_v0`` is the PettingZoo-style module (``env``, ``raw_env``).
+_LAZY_MODULES = ("crazy_eights_v0",)
 
 
 def __getattr__(name: str) -> Any:
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"c8env.{name}")
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
@@ -31,12 +35,13 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES))
 
 
 __all__ = [
     "OBS_LAYOUT",
     "OBS_SIZE",
+    "crazy_eights_v0",
     "env",
     "raw_env",
     "ANNOUNCE",

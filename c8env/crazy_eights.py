@@ -14,13 +14,31 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from c8env.engine import State, check_num_players
+from c8env.engine import State, check_num_players, check_seed
 from c8env.episode import Episode
-from c8env.observation import OBS_LAYOUT, OBS_SIZE, action_mask, encode_observation
+from c8env.observation import GLOBAL_STATE_SIZE, OBS_LAYOUT, OBS_SIZE, action_mask, encode_observation
 from c8env.pettingzoo_wrappers import wrap
 from c8env.rules import RuleSet, load_rules
 from c8env.spaces import action_space, check_render_mode, observation_dict_space, render_output
 from c8env.text import render_text
+
+
+#: The keys ``reset(options=...)`` understands.
+RESET_OPTIONS = ("state",)
+#: A key PettingZoo's ``api_test`` passes to check that ``reset`` takes options; tolerated and ignored.
+_API_TEST_OPTION = "options"
+
+
+def check_reset_options(options: Any) -> dict:
+    """Validate ``reset``'s options: None or a dict whose keys are in :data:`RESET_OPTIONS`."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise TypeError(f"options={options!r} is invalid; allowed: None or a dict with the key(s) {RESET_OPTIONS}")
+    unknown = sorted(map(str, set(options) - set(RESET_OPTIONS) - {_API_TEST_OPTION}))
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {unknown}; allowed: {', '.join(RESET_OPTIONS)}")
+    return options
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -90,7 +108,16 @@ class raw_env(AECEnv, EzPickle):
     ## Starting State
     A seeded deal: the dealer is drawn from the seed, the player to his left leads.
     ``reset(options={"state": d})`` starts from any position in the
-    ``State.to_dict()`` format (``docs/state-format.md``).
+    ``State.to_dict()`` format (``docs/state-format.md``); its ``rules`` key must agree with the
+    env's rules. Any other option key is refused with a ``ValueError`` (but ``options``, which
+    PettingZoo's ``api_test`` passes to check that ``reset`` takes options, is ignored).
+
+    ## State
+    ``env.unwrapped.state`` is the engine :class:`c8env.State` of the position (``None`` before the
+    first ``reset``): read it, copy it, ``to_dict()`` it. A State is also callable, so ``env.state()``
+    behaves as PettingZoo documents: it returns the global state vector (float32, ``state_space``:
+    ``Box`` of 7 x 245), the observation vector of every seat, seat 0 first, zeros for absent seats
+    (:func:`c8env.observation.encode_global_state`).
 
     ## Episode End
     Termination when the hand ends (``episode="hand"``) or the match ends
@@ -117,7 +144,8 @@ class raw_env(AECEnv, EzPickle):
     * v0: initial release.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "crazy_eights_v0", "is_parallelizable": False}
+    metadata = {"render_modes": ["ansi", "human"], "name": "crazy_eights_v0", "is_parallelizable": False,
+                "render_fps": 4}
 
     def __init__(
         self,
@@ -142,6 +170,7 @@ class raw_env(AECEnv, EzPickle):
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
         self.observation_spaces = {a: observation_dict_space() for a in self.possible_agents}
         self.action_spaces = {a: action_space() for a in self.possible_agents}
+        self.state_space = spaces.Box(low=-1.0, high=1e6, shape=(GLOBAL_STATE_SIZE,), dtype=np.float32)
         self.state: State | None = None
         self._seeder: np.random.Generator | None = None
 
@@ -152,15 +181,17 @@ class raw_env(AECEnv, EzPickle):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        seed = check_seed(seed)
+        options = check_reset_options(options)
+        if "state" in options:  # checked before anything changes: a refused reset leaves the env as it was
+            given = State.from_dict(options["state"], rules=self.rules, seed=0)
+            if given.num_players != self.num_players:
+                raise ValueError(f"options['state'] has {given.num_players} players but the env has {self.num_players}")
         if seed is not None or self._seeder is None:
             self._seeder = np.random.default_rng(seed)
         deal_seed = int(self._seeder.integers(2**63))
-        # Other option keys are ignored: PettingZoo's api_test resets with options it made up.
-        options = options or {}
         if "state" in options:
             state = State.from_dict(options["state"], rules=self.rules, seed=deal_seed)
-            if state.num_players != self.num_players:
-                raise ValueError(f"options['state'] has {state.num_players} players but the env has {self.num_players}")
         else:
             state = State.new(self.num_players, self.rules, seed=deal_seed)
         self.state = state

@@ -46,7 +46,20 @@ from typing import Any
 
 import numpy as np
 
-from c8env.actions import ANNOUNCE, DECLARE_ACTIONS, DECLARE_BASE, DRAW, NUM_ACTIONS, PASS, STOP, action_text
+from c8env.actions import (
+    ANNOUNCE,
+    DECLARE_ACTIONS,
+    DECLARE_BASE,
+    DRAW,
+    NUM_ACTIONS,
+    PASS,
+    STOP,
+    ActionRangeError,
+    ActionTypeError,
+    IllegalActionError,
+    action_id,
+    action_text,
+)
 from c8env.cards import (
     ALL_CARDS_MASK,
     NUM_CARDS,
@@ -98,10 +111,6 @@ def wild_mask_for(rules: RuleSet, count: int) -> int:
     return rules.wild_mask
 
 
-class IllegalActionError(ValueError):
-    """An action that is not legal in the current state (the state is left unchanged)."""
-
-
 def check_num_players(num_players: Any) -> int:
     """Validate a player count (2-7)."""
     if not isinstance(num_players, (int, np.integer)) or isinstance(num_players, bool) or not (
@@ -111,12 +120,18 @@ def check_num_players(num_players: Any) -> int:
     return int(num_players)
 
 
-def _entropy(seed: Any) -> int:
+def check_seed(seed: Any) -> int | None:
+    """Validate a seed: None, or an int >= 0 (numpy integers too); returns it as a plain int or None."""
     if seed is None:
-        return int(np.random.SeedSequence().entropy)
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
+        return None
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and seed >= 0:
         return int(seed)
     raise ValueError(f"seed={seed!r} is invalid; allowed: None or an int >= 0")
+
+
+def _entropy(seed: Any) -> int:
+    seed = check_seed(seed)
+    return int(np.random.SeedSequence().entropy) if seed is None else seed
 
 
 class State:
@@ -407,13 +422,10 @@ class State:
         if legal is None:
             legal = self._legal = self._compute_legal()
         if type(action) is not int:
-            if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
-                named = ", ".join(f"{a} ({action_text(a)})" for a in legal)
-                raise IllegalActionError(
-                    f"action {action!r} is not an int action id (0..{NUM_ACTIONS - 1}); legal: {named or 'none'}"
-                )
-            action = int(action)
+            action = self.check_action(action)
         if action not in legal:
+            if not 0 <= action < NUM_ACTIONS:
+                self.check_action(action)
             raise IllegalActionError(self._illegal_message(action, legal))
         self._legal = None
         p = self.current
@@ -442,13 +454,23 @@ class State:
                 return
             self._end_turn_after_play()
 
+    def check_action(self, action: Any) -> int:
+        """``action`` as a plain int action id (see :func:`c8env.actions.action_id`), legal or not; raises
+        :class:`~c8env.actions.ActionTypeError` or :class:`~c8env.actions.ActionRangeError` (both
+        :class:`IllegalActionError`) naming the legal actions when it is no action id at all."""
+        try:
+            return action_id(action)
+        except (ActionTypeError, ActionRangeError) as err:
+            legal = self.legal_actions()
+            named = ", ".join(f"{a} ({action_text(a)})" for a in legal)
+            raise type(err)(f"{err}; legal now: {named or 'none (the hand is over)'}") from None
+
     def _illegal_message(self, action: int, legal: Sequence[int]) -> str:
         if self.phase is OVER:
             return f"action {action} ({action_text(action)}) is illegal: the hand is over"
         named = ", ".join(f"{a} ({action_text(a)})" for a in legal)
-        what = action_text(action) if 0 <= action < NUM_ACTIONS else f"out of range 0..{NUM_ACTIONS - 1}"
         return (
-            f"action {action} ({what}) is illegal for player {self.current} in phase "
+            f"action {action} ({action_text(action)}) is illegal for player {self.current} in phase "
             f"{PHASE_NAMES[self.phase]!r}; legal: {named}"
         )
 
@@ -653,6 +675,14 @@ class State:
         ``seed`` seeds later reshuffles and deals, which the dict does not describe.
         """
         return _StateReader(data, load_rules(rules)).build(_entropy(seed))
+
+    def __call__(self) -> np.ndarray:
+        """The global state vector (:func:`c8env.observation.encode_global_state`). A state is callable
+        so that a PettingZoo env's ``state`` attribute can be this engine state and ``env.state()`` still
+        return the global observation PettingZoo documents."""
+        from c8env.observation import encode_global_state  # the codec builds on the engine
+
+        return encode_global_state(self)
 
     def __repr__(self) -> str:
         top = card_text(self.discard[-1]) if self.discard else "-"

@@ -198,6 +198,20 @@ def decode_observation(vector: np.ndarray) -> ObservedPosition:
     )
 
 
+#: Length of the global state vector of :func:`encode_global_state` (``env.state()``): one observation per seat slot.
+GLOBAL_STATE_SIZE = MAX_PLAYERS * OBS_SIZE
+
+
+def encode_global_state(state: State) -> np.ndarray:
+    """The global state of PettingZoo's ``env.state()``: the observation vector of every seat, seat 0
+    first, in 7 slots of ``OBS_SIZE`` (zeros for seats beyond ``num_players``); float32 of
+    :data:`GLOBAL_STATE_SIZE`. It holds every hand (each seat's own part); the stock's order stays out."""
+    out = np.zeros(GLOBAL_STATE_SIZE, dtype=np.float32)
+    for seat in range(state.num_players):
+        out[seat * OBS_SIZE:(seat + 1) * OBS_SIZE] = encode_observation(state, seat)
+    return out
+
+
 class StateObservation(Mapping):
     """The observation dict of one seat of a state, each key computed on first access.
 
@@ -244,5 +258,5 @@ class StateObservation(Mapping):
         return state.legal_actions() if self._seat == state.current_player and not state.hand_over else []
 
 
-__all__ = ["OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "StateObservation", "action_mask", "decode_observation",
+__all__ = ["GLOBAL_STATE_SIZE", "OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "encode_global_state", "StateObservation", "action_mask", "decode_observation",
            "encode_observation"]

@@ -47,6 +47,20 @@ def _fast_wrapper(base: type, order_enforcing: bool = False) -> type:
     attrs: dict[str, Any] = {"__init__": __init__, "__doc__": base.__doc__}
     for name in _AEC_ATTRIBUTES:
         attrs[name] = _direct(name, order_enforcing and name in _GUARDED_BEFORE_RESET)
+    if order_enforcing:
+        def step(self: Any, action: Any) -> None:
+            """Refuse what is no action id at all (a bool, float, None for a live agent, 60, -1, text, an
+            array of several values) with a ``TypeError``/``ValueError`` naming it and the legal actions,
+            before the inner wrappers see it; integer-like actions (numpy ints, 0-d arrays) pass on as ints.
+            A legal-range move that is illegal now still gets TerminateIllegalWrapper's penalty."""
+            env = self._base_env
+            if self._has_reset and env.agents:
+                agent = env.agent_selection
+                if not (env.terminations[agent] or env.truncations[agent]):
+                    action = env.state.check_action(action)
+            base.step(self, action)
+
+        attrs["step"] = step
     return type(base.__name__, (base,), attrs)
 
 

@@ -21,7 +21,7 @@ from gymnasium import spaces
 
 from c8env.actions import NUM_ACTIONS
 from c8env.agents import PolicyAgent, load
-from c8env.engine import IllegalActionError, State, check_num_players
+from c8env.engine import IllegalActionError, State, check_num_players, check_seed
 from c8env.episode import Episode
 from c8env.observation import StateObservation, action_mask, encode_observation
 from c8env.rules import RuleSet, load_rules
@@ -219,11 +219,20 @@ class SingleAgentEnv(gymnasium.Env):
 
     # ----- Gymnasium API ----------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        super().reset(seed=seed)
+        seed = check_seed(seed)
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options={options!r} is invalid; allowed: None or a dict with the key(s) {_RESET_OPTIONS}")
         options = options or {}
-        unknown = sorted(set(map(str, options)) - set(_RESET_OPTIONS))
+        unknown = sorted(map(str, set(options) - set(_RESET_OPTIONS)))
         if unknown:
             raise ValueError(f"unknown reset option(s) {unknown}; allowed: {', '.join(_RESET_OPTIONS)}")
+        if "state" in options:  # checked before anything changes: a refused reset leaves the env as it was
+            given = State.from_dict(options["state"], rules=self.rules, seed=0)
+            if given.num_players != self.num_players:
+                raise ValueError(f"options['state'] has {given.num_players} players but the env has {self.num_players}")
+            if given.hand_over:
+                raise ValueError("options['state'] has phase 'over'; give a position with a move to make")
+        super().reset(seed=seed)
         rng = self.np_random
         n = self.num_players
         self.learner_seat = int(rng.integers(n)) if self.fixed_seat is None else self.fixed_seat
@@ -266,8 +275,7 @@ class SingleAgentEnv(gymnasium.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:
             raise RuntimeError("step() called on a finished episode (or before reset()); call reset() first")
-        if isinstance(action, np.ndarray) and action.ndim == 0 and action.dtype.kind in "iu":
-            action = int(action)
+        action = self.state.check_action(action)  # no action id at all: refused, never penalised
         try:
             rewards = self._episode.step(action)
         except IllegalActionError:
@@ -324,4 +332,11 @@ class SingleAgentEnv(gymnasium.Env):
         pass
 
 
-__all__ = ["MAX_REDEALS", "SingleAgentEnv"]
+__all__ = ["GYMNASIUM_ID", "MAX_REDEALS", "SingleAgentEnv"]
+
+#: Gymnasium id of :class:`SingleAgentEnv`, registered when this module is imported:
+#: ``gymnasium.make("c8env/SingleAgent-v0", ...)`` after ``import c8env.wrappers``, or
+#: ``gymnasium.make("c8env.wrappers:c8env/SingleAgent-v0", ...)`` in one call.
+GYMNASIUM_ID = "c8env/SingleAgent-v0"
+if GYMNASIUM_ID not in gymnasium.registry:
+    gymnasium.register(id=GYMNASIUM_ID, entry_point="c8env.wrappers:SingleAgentEnv")

@@ -1,0 +1,12 @@
+"""``crazy_eights_v0``: the PettingZoo module of Crazy Eights, laid out like PettingZoo's classic envs
+(``from pettingzoo.classic import connect_four_v3``): ``env`` (wrapped) and ``raw_env``.
+
+>>> from c8env import crazy_eights_v0
+>>> env = crazy_eights_v0.env(num_players=2)
+"""
+
+from __future__ import annotations
+
+from c8env.crazy_eights import env, raw_env
+
+__all__ = ["env", "raw_env"]
