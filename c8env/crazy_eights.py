@@ -22,7 +22,6 @@ from c8env.rules import RuleSet, load_rules
 from c8env.spaces import action_space, check_render_mode, observation_dict_space, render_output
 from c8env.text import render_text
 
-
 #: The keys ``reset(options=...)`` understands.
 RESET_OPTIONS = ("state",)
 #: A key PettingZoo's ``api_test`` passes to check that ``reset`` takes options; tolerated and ignored.
