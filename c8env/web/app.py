@@ -105,35 +105,36 @@ def create_app(manager: GameManager | None = None) -> FastAPI:
                 "max_expert_simulations": MAX_EXPERT_SIMULATIONS, "max_expert_time_ms": MAX_EXPERT_TIME_MS,
                 "max_upload_bytes": games.max_upload_bytes, "idle_seconds": games.idle_seconds}
 
+    # The views are plain JSON data: returned as JSONResponse, past FastAPI's slower generic encoder.
     @app.post("/api/games")
-    def new_game(body: NewGame) -> dict[str, Any]:
+    def new_game(body: NewGame) -> JSONResponse:
         game = games.create(**body.model_dump())
         with game.lock:
-            return game.view()
+            return JSONResponse(game.view())
 
     @app.get("/api/games/{game_id}")
-    def get_game(game_id: str) -> dict[str, Any]:
+    def get_game(game_id: str) -> JSONResponse:
         game = games.get(game_id)
         with game.lock:
-            return game.view()
+            return JSONResponse(game.view())
 
     @app.post("/api/games/{game_id}/actions")
-    def act(game_id: str, body: Move) -> dict[str, Any]:
+    def act(game_id: str, body: Move) -> JSONResponse:
         game = games.get(game_id)
         with game.lock:
-            return game.act(body.action, body.seat)
+            return JSONResponse(game.act(body.action, body.seat))
 
     @app.post("/api/games/{game_id}/advance")
-    def advance(game_id: str) -> dict[str, Any]:
+    def advance(game_id: str) -> JSONResponse:
         game = games.get(game_id)
         with game.lock:
-            return game.advance()
+            return JSONResponse(game.advance())
 
     @app.post("/api/games/{game_id}/next_hand")
-    def next_hand(game_id: str) -> dict[str, Any]:
+    def next_hand(game_id: str) -> JSONResponse:
         game = games.get(game_id)
         with game.lock:
-            return game.next_hand()
+            return JSONResponse(game.next_hand())
 
     @app.get("/api/games/{game_id}/replay")
     def replay(game_id: str) -> JSONResponse:
@@ -153,7 +154,7 @@ def create_app(manager: GameManager | None = None) -> FastAPI:
         return games.add_policy(data, name)
 
     @app.post("/api/replays")
-    async def frames(request: Request) -> dict[str, Any]:
+    async def frames(request: Request) -> JSONResponse:
         raw = await _body(request, MAX_REPLAY_BYTES)
         try:
             data = json.loads(raw)
@@ -167,8 +168,9 @@ def create_app(manager: GameManager | None = None) -> FastAPI:
             view = table_view(frame.state, None)
             view.update(hand_index=frame.hand, event=frame.event)
             out.append(view)
-        return {"num_players": data["num_players"], "rules": data["rules"], "seed": data["seed"],
-                "episode": data["episode"], "agents": data["agents"], "result": data.get("result"), "frames": out}
+        return JSONResponse({"num_players": data["num_players"], "rules": data["rules"], "seed": data["seed"],
+                             "episode": data["episode"], "agents": data["agents"], "result": data.get("result"),
+                             "frames": out})
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

@@ -30,6 +30,8 @@ from c8env.web.view import table_view
 MAX_EXPERT_SIMULATIONS = 2000
 MAX_EXPERT_TIME_MS = 5000.0
 UPLOAD_PREFIX = "upload:"
+#: Moves of the current hand sent with each view (the latest; ``log_start`` says where they begin).
+LOG_LIMIT = 200
 
 
 class GameError(Exception):
@@ -81,14 +83,15 @@ class Game:
 
     def view(self) -> dict[str, Any]:
         """The human seat's view: never another hand during play, never the stock's cards."""
-        view = table_view(self.state, self.seat, self.log)
+        start = max(0, len(self.log) - LOG_LIMIT)
+        view = table_view(self.state, self.seat, self.log[start:])
         status = self.phase_status()
         if status != "your_turn":
             view["legal"] = []
         for entry in view["seats"]:
             entry["name"] = "you" if entry["seat"] == self.seat else f"player_{entry['seat']}"
             entry["agent"] = self.labels.get(entry["seat"])
-        view.update(game_id=self.id, seat=self.seat, rules=self.rules, episode=self.episode, status=status,
+        view.update(log_start=start, game_id=self.id, seat=self.seat, rules=self.rules, episode=self.episode, status=status,
                     message=self.message, moves=len(self.hands[-1]["actions"]), replay_ready=status in ("finished", "error"))
         return view
 

@@ -286,6 +286,7 @@ function render() {
     status.textContent = "Hand over";
   }
   const log = $("log");
+  log.start = (v.log_start || 0) + 1;
   log.replaceChildren(...logItems(v.log, v.seat, names));
   log.scrollTop = log.scrollHeight;
   renderEnd(v);

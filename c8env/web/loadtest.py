@@ -1,0 +1,136 @@
+"""A bounded load test of ``c8env serve`` on the loopback address.
+
+``python -m c8env.web.loadtest --games 200`` starts ``c8env serve`` on 127.0.0.1 (a free port, its
+own process), plays that many games at once through the JSON API with a random "human" in each (a
+uniformly random legal action; the agents, greedy by default, move through ``advance``), downloads each replay and
+drops the game, then prints the requests per second and the latency percentiles. Each game is
+bounded (``--max-requests``) and so is the whole run (``--timeout``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def _play(client: Any, rng: random.Random, latencies: list[float], counts: dict[str, int], players: int,
+                agent: str, max_requests: int) -> None:
+    async def call(method: str, path: str, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        response = await client.request(method, path, **kwargs)
+        latencies.append(time.perf_counter() - start)
+        if response.status_code != 200:
+            counts["errors"] += 1
+            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text[:200]}")
+        return response.json()
+
+    view = await call("POST", "/api/games", json={"players": players, "agents": [agent],
+                                                  "seat": rng.randrange(players), "seed": rng.randrange(2**31)})
+    path = f"/api/games/{view['game_id']}"
+    for _ in range(max_requests):
+        if view["status"] == "your_turn":
+            view = await call("POST", path + "/actions", json={"action": rng.choice(view["legal"])["id"]})
+        elif view["status"] == "agent_turn":
+            view = await call("POST", path + "/advance")
+        else:
+            break
+    if view["status"] == "finished":
+        counts["finished"] += 1
+        await call("GET", path + "/replay")
+    await call("DELETE", path)
+
+
+async def run_load(base_url: str, games: int = 200, players: int = 2, agent: str = "greedy", seed: int = 0,
+                   max_requests: int = 2000, timeout: float = 300.0) -> dict[str, Any]:
+    """Play ``games`` games at once against the server at ``base_url``; returns the figures."""
+    import httpx
+
+    rng = random.Random(seed)
+    latencies: list[float] = []
+    counts = {"errors": 0, "finished": 0, "failed_games": 0}
+    limits = httpx.Limits(max_connections=games, max_keepalive_connections=games)
+    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60.0) as client:
+        start = time.perf_counter()
+        tasks = [_play(client, random.Random(rng.random()), latencies, counts, players, agent, max_requests)
+                 for _ in range(games)]
+        results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout)
+        elapsed = time.perf_counter() - start
+    failures = [r for r in results if isinstance(r, BaseException)]
+    counts["failed_games"] = len(failures)
+    return {"games": games, "finished": counts["finished"], "failed_games": len(failures),
+            "first_failure": repr(failures[0])[:300] if failures else None, "requests": len(latencies),
+            "errors": counts["errors"], "seconds": elapsed, "requests_per_s": len(latencies) / elapsed,
+            "p50_ms": 1000 * _percentile(latencies, 0.50), "p99_ms": 1000 * _percentile(latencies, 0.99),
+            "max_ms": 1000 * max(latencies, default=float("nan"))}
+
+
+def run_local(games: int = 200, players: int = 2, agent: str = "greedy", seed: int = 0, max_requests: int = 2000,
+              timeout: float = 300.0) -> dict[str, Any]:
+    """Start ``c8env serve`` on 127.0.0.1 (a free port, its own process), load it, stop it."""
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "c8env.web.serve", "--host", "127.0.0.1", "--port", str(port),
+                               "--max-games", str(max(1000, games))], stdout=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(base + "/api/options", timeout=2).raise_for_status()
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError("the server did not start") from None
+                time.sleep(0.1)
+        return asyncio.run(run_load(base, games, players, agent, seed, max_requests, timeout))
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser."""
+    parser = argparse.ArgumentParser(prog="python -m c8env.web.loadtest", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", type=int, default=200, help="games played at once (default 200)")
+    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--agent", default="greedy", help="the agents' spec (default greedy)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-requests", type=int, default=2000, help="requests per game at most")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds for the whole run at most")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    report = run_local(args.games, args.players, args.agent, args.seed, args.max_requests, args.timeout)
+    print(f"{report['games']} concurrent games ({report['finished']} finished, {report['failed_games']} failed), "
+          f"{report['requests']:,} requests in {report['seconds']:.1f} s: {report['requests_per_s']:,.0f} requests/s, "
+          f"latency p50 {report['p50_ms']:.1f} ms, p99 {report['p99_ms']:.1f} ms, max {report['max_ms']:.1f} ms, "
+          f"{report['errors']} error responses")
+    if report["first_failure"]:
+        print("first failure:", report["first_failure"])
+
+
+if __name__ == "__main__":
+    main()
