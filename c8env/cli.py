@@ -10,6 +10,8 @@ COMMANDS = {
     "play": ("c8env.play", "play against agents in the terminal"),
     "demo": ("c8env.demo", "play and print one seeded hand"),
     "speed": ("c8env.speed", "speed benchmarks of the engine, the env and the expert"),
+    "serve": ("c8env.web.serve", "play and watch in the browser: a local web page (the web extra)"),
+    "replay": ("c8env.replay", "step through a replay file of a finished game"),
 }
 #: Old names kept working: ``c8env bench`` was the speed benchmark.
 ALIASES = {"bench": "speed"}
