@@ -20,6 +20,7 @@ POST     /api/replays                        a replay JSON -> its frames, every 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +29,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from c8env.agents import available
 from c8env.replay import MAX_REPLAY_BYTES, play_replay
 from c8env.rules import preset_names
-from c8env.web.games import MAX_EXPERT_SIMULATIONS, MAX_EXPERT_TIME_MS, GameError, GameManager
+from c8env.web.games import MAX_EXPERT_SIMULATIONS, MAX_EXPERT_TIME_MS, Game, GameError, GameManager
 from c8env.web.view import table_view
 
 STATIC = Path(__file__).parent / "static"
@@ -73,6 +75,17 @@ async def _body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+def locked(game: Game, method: Callable[..., Any], *args: Any, response: bool = True) -> Any:
+    """``method(*args)`` under the game's lock, as a JSONResponse; 409 while another request holds it."""
+    if not game.lock.acquire(blocking=False):
+        raise GameError(409, "the game is busy with another request (an agent is thinking); try again")
+    try:
+        out = method(*args)
+    finally:
+        game.lock.release()
+    return JSONResponse(out) if response else out
+
+
 def create_app(manager: GameManager | None = None) -> FastAPI:
     """The application; ``manager`` holds the games (a fresh :class:`GameManager` by default)."""
     games = manager if manager is not None else GameManager()
@@ -106,41 +119,39 @@ def create_app(manager: GameManager | None = None) -> FastAPI:
                 "max_upload_bytes": games.max_upload_bytes, "idle_seconds": games.idle_seconds}
 
     # The views are plain JSON data: returned as JSONResponse, past FastAPI's slower generic encoder.
+    # Moves run on the event loop (a move takes well under a millisecond) except an expert's search,
+    # which runs in the thread pool; a request that finds its game busy with another is refused (409).
     @app.post("/api/games")
     def new_game(body: NewGame) -> JSONResponse:
         game = games.create(**body.model_dump())
-        with game.lock:
-            return JSONResponse(game.view())
+        return locked(game, game.view)
 
     @app.get("/api/games/{game_id}")
-    def get_game(game_id: str) -> JSONResponse:
+    async def get_game(game_id: str) -> JSONResponse:
         game = games.get(game_id)
-        with game.lock:
-            return JSONResponse(game.view())
+        return locked(game, game.view)
 
     @app.post("/api/games/{game_id}/actions")
-    def act(game_id: str, body: Move) -> JSONResponse:
+    async def act(game_id: str, body: Move) -> JSONResponse:
         game = games.get(game_id)
-        with game.lock:
-            return JSONResponse(game.act(body.action, body.seat))
+        return locked(game, game.act, body.action, body.seat)
 
     @app.post("/api/games/{game_id}/advance")
-    def advance(game_id: str) -> JSONResponse:
+    async def advance(game_id: str) -> JSONResponse:
         game = games.get(game_id)
-        with game.lock:
-            return JSONResponse(game.advance())
+        if game.slow_to_act():
+            return await run_in_threadpool(locked, game, game.advance)
+        return locked(game, game.advance)
 
     @app.post("/api/games/{game_id}/next_hand")
-    def next_hand(game_id: str) -> JSONResponse:
+    async def next_hand(game_id: str) -> JSONResponse:
         game = games.get(game_id)
-        with game.lock:
-            return JSONResponse(game.next_hand())
+        return locked(game, game.next_hand)
 
     @app.get("/api/games/{game_id}/replay")
     def replay(game_id: str) -> JSONResponse:
         game = games.get(game_id)
-        with game.lock:
-            data = game.replay()
+        data = locked(game, game.replay, response=False)
         return JSONResponse(data, headers={"Content-Disposition": f'attachment; filename="c8env-replay-{game_id[:8]}.json"'})
 
     @app.delete("/api/games/{game_id}")

@@ -96,6 +96,12 @@ class Game:
         return view
 
     # ----- moves ----------------------------------------------------------------------------------
+    def slow_to_act(self) -> bool:
+        """Is an agent that searches (``expert``) to act? Its move is run off the server's event loop."""
+        seat = self.state.current_player
+        return (self.status == "playing" and not self.state.hand_over and seat != self.seat
+                and self.specs[seat].startswith("expert"))
+
     def _check_playing(self) -> None:
         if self.status != "playing":
             raise GameError(409, f"the game is over ({self.status}{': ' + self.message if self.message else ''}); "

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -77,6 +79,15 @@ async def run_load(base_url: str, games: int = 200, players: int = 2, agent: str
             "max_ms": 1000 * max(latencies, default=float("nan"))}
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) of a process so far, from /proc (None where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
 def run_local(games: int = 200, players: int = 2, agent: str = "greedy", seed: int = 0, max_requests: int = 2000,
               timeout: float = 300.0) -> dict[str, Any]:
     """Start ``c8env serve`` on 127.0.0.1 (a free port, its own process), load it, stop it."""
@@ -98,7 +109,12 @@ def run_local(games: int = 200, players: int = 2, agent: str = "greedy", seed: i
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise RuntimeError("the server did not start") from None
                 time.sleep(0.1)
-        return asyncio.run(run_load(base, games, players, agent, seed, max_requests, timeout))
+        cpu_before = _cpu_seconds(server.pid)
+        report = asyncio.run(run_load(base, games, players, agent, seed, max_requests, timeout))
+        cpu_after = _cpu_seconds(server.pid)
+        if cpu_before is not None and cpu_after is not None and report["requests"]:
+            report["server_cpu_ms_per_request"] = 1000 * (cpu_after - cpu_before) / report["requests"]
+        return report
     finally:
         server.terminate()
         try:
@@ -127,7 +143,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{report['games']} concurrent games ({report['finished']} finished, {report['failed_games']} failed), "
           f"{report['requests']:,} requests in {report['seconds']:.1f} s: {report['requests_per_s']:,.0f} requests/s, "
           f"latency p50 {report['p50_ms']:.1f} ms, p99 {report['p99_ms']:.1f} ms, max {report['max_ms']:.1f} ms, "
-          f"{report['errors']} error responses")
+          f"{report['errors']} error responses"
+          + (f"; server CPU {report['server_cpu_ms_per_request']:.2f} ms per request"
+             if "server_cpu_ms_per_request" in report else ""))
     if report["first_failure"]:
         print("first failure:", report["first_failure"])
 
