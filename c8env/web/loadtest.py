@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import socket
@@ -28,48 +29,78 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def _play(client: Any, rng: random.Random, latencies: list[float], counts: dict[str, int], players: int,
-                agent: str, max_requests: int) -> None:
-    async def call(method: str, path: str, **kwargs: Any) -> Any:
+class _Connection:
+    """One keep-alive HTTP/1.1 connection per game: a lean client, so that the server is what is measured
+    (a general-purpose async client spends more CPU per request than the server does)."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(self, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        data = b"" if body is None else json.dumps(body).encode()
+        head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Length: {len(data)}\r\n"
+                + ("Content-Type: application/json\r\n" if body is not None else "") + "\r\n")
+        self.writer.write(head.encode() + data)
+        status_line = await self.reader.readline()
+        length = 0
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value)
+        return int(status_line.split()[1]), await self.reader.readexactly(length)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+async def _play(host: str, port: int, rng: random.Random, latencies: list[float], counts: dict[str, int],
+                players: int, agent: str, max_requests: int) -> None:
+    connection = _Connection(host, port)
+
+    async def call(method: str, path: str, body: Any = None) -> Any:
         start = time.perf_counter()
-        response = await client.request(method, path, **kwargs)
+        status, data = await connection.request(method, path, body)
         latencies.append(time.perf_counter() - start)
-        if response.status_code != 200:
+        if status != 200:
             counts["errors"] += 1
-            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text[:200]}")
-        return response.json()
+            raise RuntimeError(f"{method} {path}: {status} {data[:200]!r}")
+        return json.loads(data)
 
-    view = await call("POST", "/api/games", json={"players": players, "agents": [agent],
-                                                  "seat": rng.randrange(players), "seed": rng.randrange(2**31)})
-    path = f"/api/games/{view['game_id']}"
-    for _ in range(max_requests):
-        if view["status"] == "your_turn":
-            view = await call("POST", path + "/actions", json={"action": rng.choice(view["legal"])["id"]})
-        elif view["status"] == "agent_turn":
-            view = await call("POST", path + "/advance")
-        else:
-            break
-    if view["status"] == "finished":
-        counts["finished"] += 1
-        await call("GET", path + "/replay")
-    await call("DELETE", path)
+    try:
+        view = await call("POST", "/api/games", {"players": players, "agents": [agent],
+                                                 "seat": rng.randrange(players), "seed": rng.randrange(2**31)})
+        path = f"/api/games/{view['game_id']}"
+        for _ in range(max_requests):
+            if view["status"] == "your_turn":
+                view = await call("POST", path + "/actions", {"action": rng.choice(view["legal"])["id"]})
+            elif view["status"] == "agent_turn":
+                view = await call("POST", path + "/advance")
+            else:
+                break
+        if view["status"] == "finished":
+            counts["finished"] += 1
+            await call("GET", path + "/replay")
+        await call("DELETE", path)
+    finally:
+        connection.close()
 
 
-async def run_load(base_url: str, games: int = 200, players: int = 2, agent: str = "greedy", seed: int = 0,
+async def run_load(host: str, port: int, games: int = 200, players: int = 2, agent: str = "greedy", seed: int = 0,
                    max_requests: int = 2000, timeout: float = 300.0) -> dict[str, Any]:
-    """Play ``games`` games at once against the server at ``base_url``; returns the figures."""
-    import httpx
-
+    """Play ``games`` games at once against the server at ``host:port``; returns the figures."""
     rng = random.Random(seed)
     latencies: list[float] = []
     counts = {"errors": 0, "finished": 0, "failed_games": 0}
-    limits = httpx.Limits(max_connections=games, max_keepalive_connections=games)
-    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60.0) as client:
-        start = time.perf_counter()
-        tasks = [_play(client, random.Random(rng.random()), latencies, counts, players, agent, max_requests)
-                 for _ in range(games)]
-        results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout)
-        elapsed = time.perf_counter() - start
+    start = time.perf_counter()
+    tasks = [_play(host, port, random.Random(rng.random()), latencies, counts, players, agent, max_requests)
+             for _ in range(games)]
+    results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout)
+    elapsed = time.perf_counter() - start
     failures = [r for r in results if isinstance(r, BaseException)]
     counts["failed_games"] = len(failures)
     return {"games": games, "finished": counts["finished"], "failed_games": len(failures),
@@ -110,7 +141,7 @@ def run_local(games: int = 200, players: int = 2, agent: str = "greedy", seed: i
                     raise RuntimeError("the server did not start") from None
                 time.sleep(0.1)
         cpu_before = _cpu_seconds(server.pid)
-        report = asyncio.run(run_load(base, games, players, agent, seed, max_requests, timeout))
+        report = asyncio.run(run_load("127.0.0.1", port, games, players, agent, seed, max_requests, timeout))
         cpu_after = _cpu_seconds(server.pid)
         if cpu_before is not None and cpu_after is not None and report["requests"]:
             report["server_cpu_ms_per_request"] = 1000 * (cpu_after - cpu_before) / report["requests"]
