@@ -120,6 +120,11 @@ def test_play_a_whole_hand_against_greedy_in_chromium(server, tmp_path: Path) ->
             assert page.inner_text("#rp-step").startswith(f"step {len(game.hands[0]['actions'])} /")
             page.click("#rp-prev")
             assert page.inner_text("#rp-step").startswith(f"step {len(game.hands[0]['actions']) - 1} /")
+            other = f"#rp-table .seat[data-seat='{1 - game.seat}']"
+            assert page.locator(other + " .open .card").count() > 0  # all hands open (the default)
+            page.select_option("#replay-seat", str(game.seat))  # your seat's view: the other hand hidden
+            assert page.locator(other + " .open .card").count() == 0 and page.locator(other + " .backs .mini").count() > 0
+            assert page.locator("#rp-table .hand .card").count() > 0
             assert not errors, errors
         finally:
             browser.close()
