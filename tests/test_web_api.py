@@ -293,3 +293,25 @@ def test_the_page_and_its_options_are_served(client) -> None:
     assert client.get("/static/app.js").status_code == 200 and client.get("/static/style.css").status_code == 200
     options = client.get("/api/options").json()
     assert "standard" in options["presets"] and "greedy" in options["agents"] and options["players"] == [2, 7]
+
+
+def test_an_expert_opponent_plays_within_its_budget_and_a_busy_game_answers_409(client, manager) -> None:
+    view = client.post("/api/games", json={"agents": ["expert:simulations=4"], "seed": 6}).json()
+    game = manager.games[view["game_id"]]
+    path = f"/api/games/{game.id}"
+    moved = 0
+    for _ in range(30):
+        if view["status"] == "agent_turn":
+            assert game.slow_to_act()
+            view = client.post(path + "/advance").json()
+            moved += 1
+        elif view["status"] == "your_turn":
+            assert not game.slow_to_act()
+            view = client.post(path + "/actions", json={"action": view["legal"][0]["id"]}).json()
+    assert moved > 0 and view["status"] in ("your_turn", "agent_turn", "finished")
+    with game.lock:  # another request of this game in progress
+        before = game.state.to_dict()
+        response = client.get(path)
+        assert response.status_code == 409 and "busy" in response.json()["error"]
+        assert game.state.to_dict() == before
+    assert client.get(path).status_code == 200
