@@ -43,7 +43,7 @@ def imports(path: Path) -> set[str]:
 
 
 def layer(name: str) -> int:
-    if name in CORE:
+    if name in CORE or name.startswith("c8env.vector"):  # the batched engine is core too (numba optional)
         return 0
     if name.startswith("c8env.agents"):
         return 1

@@ -1,0 +1,223 @@
+"""A batched engine: B games of Crazy Eights held as arrays and stepped together.
+
+:class:`VectorGames` keeps the state of ``num_envs`` games in struct-of-arrays form
+(:class:`c8env.vector.kernels.Games`) and steps all of them with one call, compiled
+with numba when it is installed (``pip install c8env[fast]``; without it the same
+code runs as plain Python, identical and slow). Every game is the scalar engine's
+game: slot ``b``'s ``k``-th episode is ``State.new(num_players, rules,
+seed=derive_seed(seed, b, k))``, and the same actions give the same moves, masks,
+observations and rewards (tested move by move against :class:`c8env.State` for every
+preset and 2-7 players).
+
+>>> from c8env.vector import VectorGames
+>>> games = VectorGames(num_envs=4, num_players=2)
+>>> games.reset(seed=0)
+>>> games.observation.shape, games.action_mask.shape
+((4, 245), (4, 60))
+>>> rewards, terminated, truncated = games.step(games.random_actions())
+
+Per game, after :meth:`reset` and each :meth:`step`: ``current_player[B]``,
+``observation[B, 245]`` (the ``OBS_LAYOUT`` vector seen by the player to move; not
+written with ``observations=False``), ``action_mask[B, 60]``. :meth:`step` returns ``rewards[B, num_players]`` (non-zero at
+a hand's end, as ``c8env.episode.hand_rewards``), ``terminated[B]`` and
+``truncated[B]``. Episodes are hands or matches (``episode``), truncated after
+``max_steps`` moves of one hand, like the envs' :class:`c8env.episode.Episode`.
+
+Autoreset (``autoreset=True``, the default) is Gymnasium's *same-step* mode: a game
+whose episode ends in a step is replaced within that step by its slot's next game,
+so the step returns the finished episode's rewards and flags together with the new
+game's first observation (``final_observation[b]`` holds the finished game's last
+view, that of its player to act, for the games that ended in the step). With ``autoreset=False`` a finished game stays as it is
+until :meth:`reset`, and stepping it is an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from c8env.actions import NUM_ACTIONS, action_text
+from c8env.cards import NUM_CARDS, RANKS, SUITS, card_text
+from c8env.engine import ANY_SUIT, PHASE_NAMES, IllegalActionError, State, check_num_players
+from c8env.episode import check_episode_args
+from c8env.observation import OBS_SIZE
+from c8env.rules import RuleSet, load_rules
+from c8env.vector import kernels, rng
+from c8env.vector.jit import COMPILED
+
+_STOCK_MODES = {"reshuffle": 0, "pass": 1, "end": 2}
+
+
+def rule_table(rules: RuleSet, num_players: int, episode: str = "hand", reward: str = "win",
+               max_steps: int = 100_000, seed: int = 0) -> kernels.Table:
+    """The kernels' view of a rule set and episode settings."""
+    deal_size = rules.deal_size(num_players)
+    decks = rules.num_decks(num_players)
+    needed = (8 * num_players if rules.countdown else deal_size * num_players) + 1
+    if needed > decks * NUM_CARDS:
+        State.new(num_players, rules, seed=0)  # raises the engine's own message
+    return kernels.Table(
+        points=np.array(rules.point_table, dtype=np.int64),
+        effects=np.array(rules.effect_table, dtype=np.int64),
+        draw_amounts=np.array(rules.draw_table, dtype=np.int64),
+        draw_cards=int(rules.draw_cards_mask),
+        wild_rank=int(rules.wild_rank_index),
+        countdown=bool(rules.countdown),
+        draw_when_able=bool(rules.draw_when_able),
+        max_draws=-1 if rules.max_draws_per_turn is None else int(rules.max_draws_per_turn),
+        stock_exhausted=_STOCK_MODES[rules.stock_exhausted],
+        penalty_scoring=rules.scoring == "penalty",
+        last_card_call=bool(rules.last_card_call),
+        last_card_penalty=int(rules.last_card_penalty),
+        stop_threshold=-1 if rules.stop_threshold is None else int(rules.stop_threshold),
+        bury_starter=rules.starter_wild == "bury",
+        decks=decks,
+        deal_size=deal_size,
+        target=int(rules.target(num_players)),
+        match_hands=-1 if rules.match_hands is None else int(rules.match_hands),
+        num_players=num_players,
+        match=episode == "match",
+        points_reward=reward == "points",
+        max_steps=int(max_steps),
+        seed=np.uint64(seed),
+    )
+
+
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and 0 <= seed < 2**64:
+        return int(seed)
+    raise ValueError(f"seed={seed!r} is invalid; allowed: an int from 0 to 2**64 - 1")
+
+
+class VectorGames:
+    """``num_envs`` games stepped together (see the module docstring)."""
+
+    def __init__(self, num_envs: int, num_players: int = 2, rules: str | dict | RuleSet = "standard",
+                 episode: str = "hand", reward: str = "win", max_steps: int | None = None,
+                 autoreset: bool = True, observations: bool = True) -> None:
+        if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
+            raise ValueError(f"num_envs={num_envs!r} is invalid; allowed: an int >= 1")
+        self.num_envs = int(num_envs)
+        self.num_players = check_num_players(num_players)
+        self.rules = load_rules(rules)
+        self.max_steps = check_episode_args(episode, reward, max_steps)
+        self.episode, self.reward = episode, reward
+        self.autoreset = bool(autoreset)
+        self.observations = bool(observations)
+        self.compiled = COMPILED
+        self._table = rule_table(self.rules, self.num_players, episode, reward, self.max_steps, 0)
+        self.games = kernels.new_games(self.num_envs, self.num_players)
+        self.observation = np.zeros((self.num_envs, OBS_SIZE), dtype=np.float32)
+        self.action_mask = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
+        self.final_observation = np.zeros((self.num_envs, OBS_SIZE), dtype=np.float32)
+        self.rewards = np.zeros((self.num_envs, self.num_players), dtype=np.float64)
+        self.terminated = np.zeros(self.num_envs, dtype=bool)
+        self.truncated = np.zeros(self.num_envs, dtype=bool)
+        self._done = np.zeros(self.num_envs, dtype=bool)
+        self._sampler = np.zeros(6, dtype=np.uint64)
+        self._has_reset = False
+
+    @property
+    def current_player(self) -> np.ndarray:
+        """Seat to act in each game (int64[B])."""
+        return self.games.current
+
+    def reset(self, seed: int) -> None:
+        """Deal every slot's first game: slot ``b`` plays ``State.new(..., seed=derive_seed(seed, b, 0))``."""
+        seed = _check_seed(seed)
+        self._table = rule_table(self.rules, self.num_players, self.episode, self.reward, self.max_steps, seed)
+        with np.errstate(over="ignore"):
+            kernels.reset_all(self.games, self._table)
+            self._observe()
+            words = np.zeros(16, dtype=np.uint64)
+            count = rng.entropy_words(words, np.uint64(seed))
+            count += rng.entropy_words(words[count:], np.uint64(2**32 - 1))  # the sampler's own stream
+            rng.seed_generator(words, count, self._sampler)
+        self._done[:] = False
+        self._has_reset = True
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Apply one action per game (int[B]); returns ``(rewards[B, P], terminated[B], truncated[B])``.
+
+        Raises :class:`c8env.IllegalActionError` naming the first game whose action is not legal;
+        nothing is changed then.
+        """
+        if not self._has_reset:
+            raise RuntimeError("step() before reset(); call reset(seed) first")
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
+            raise ValueError(f"actions must be an int array of shape ({self.num_envs},), "
+                             f"got {actions.dtype} {actions.shape}")
+        if self._done.any():
+            b = int(np.flatnonzero(self._done)[0])
+            raise RuntimeError(f"game {b} has ended and autoreset is off; call reset(seed)")
+        actions = actions.astype(np.int64)
+        in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+        legal = in_range & (self.action_mask[np.arange(self.num_envs), np.where(in_range, actions, 0)] == 1)
+        if not legal.all():
+            b = int(np.flatnonzero(~legal)[0])
+            allowed = ", ".join(f"{a} ({action_text(a)})" for a in np.flatnonzero(self.action_mask[b]).tolist())
+            shown = action_text(int(actions[b])) if in_range[b] else f"out of range 0..{NUM_ACTIONS - 1}"
+            raise IllegalActionError(f"action {int(actions[b])} ({shown}) is illegal in game {b} for player "
+                                     f"{int(self.games.current[b])}; legal: {allowed}")
+        with np.errstate(over="ignore"):
+            kernels.step_all(self.games, self._table, actions, self.rewards, self.terminated, self.truncated,
+                             self.final_observation, self.autoreset)
+            self._observe()
+        if not self.autoreset:
+            self._done |= self.terminated | self.truncated
+        return self.rewards, self.terminated, self.truncated
+
+    def _observe(self) -> None:
+        if self.observations:
+            kernels.observe_all(self.games, self._table, self.observation, self.action_mask)
+        else:
+            kernels.masks_all(self.games, self._table, self.action_mask)
+
+    def random_actions(self) -> np.ndarray:
+        """A uniformly random legal action per game, from the batch's own seeded generator."""
+        out = np.zeros(self.num_envs, dtype=np.int64)
+        with np.errstate(over="ignore"):
+            kernels.random_actions(self.action_mask, self._sampler, out)
+        return out
+
+    # ----- one game as a scalar state ---------------------------------------------------------------
+    def to_dict(self, b: int) -> dict[str, Any]:
+        """Game ``b`` in the ``State.to_dict()`` format."""
+        g, n = self.games, self.num_players
+
+        def hand(p: int) -> list[str]:
+            cards = [c for c in range(NUM_CARDS) if (int(g.held[b, p]) >> c) & 1]
+            cards += [c for c in range(NUM_CARDS) if (int(g.twice[b, p]) >> c) & 1]
+            return [card_text(c) for c in sorted(cards)]
+
+        winner = int(g.winner[b])
+        return {
+            "num_players": n,
+            "hands": [hand(p) for p in range(n)],
+            "stock": [card_text(int(c)) for c in g.stock[b, :g.stock_len[b]]],
+            "discard": [card_text(int(c)) for c in g.discard[b, :g.discard_len[b]]],
+            "current_player": int(g.current[b]),
+            "dealer": int(g.dealer[b]),
+            "suit_to_follow": "*" if g.suit[b] == ANY_SUIT else SUITS[int(g.suit[b])],
+            "rank_to_follow": None if g.rank[b] < 0 else RANKS[int(g.rank[b])],
+            "direction": int(g.direction[b]),
+            "phase": PHASE_NAMES[int(g.phase[b])],
+            "pending_draw": int(g.pending[b]),
+            "draws_this_turn": int(g.draws[b]),
+            "passes": int(g.passes[b]),
+            "scores": [int(x) for x in g.scores[b]],
+            "hands_played": int(g.hands_played[b]),
+            "countdown": [int(x) for x in g.countdown[b]],
+            "voids": [[SUITS[s] for s in range(4) if (int(v) >> s) & 1] for v in g.voids[b]],
+            "winner": None if winner < 0 else winner,
+            "rules": self.rules.spec(),
+        }
+
+    def end_reason(self, b: int) -> str | None:
+        """Why game ``b``'s hand ended (``out``, ``blocked``, ``stop``, ``stock``), or None while it runs."""
+        return kernels.END_REASONS[int(self.games.end_reason[b])]
+
+
+__all__ = ["COMPILED", "VectorGames", "rule_table"]
