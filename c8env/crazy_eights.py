@@ -15,7 +15,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from c8env.engine import State, check_num_players, check_seed
-from c8env.episode import Episode
+from c8env.episode import Episode, read_state
 from c8env.observation import GLOBAL_STATE_SIZE, OBS_LAYOUT, OBS_SIZE, action_mask, encode_observation
 from c8env.pettingzoo_wrappers import wrap
 from c8env.rules import RuleSet, load_rules
@@ -183,9 +183,7 @@ class raw_env(AECEnv, EzPickle):
         seed = check_seed(seed)
         options = check_reset_options(options)
         if "state" in options:  # checked before anything changes: a refused reset leaves the env as it was
-            given = State.from_dict(options["state"], rules=self.rules, seed=0)
-            if given.num_players != self.num_players:
-                raise ValueError(f"options['state'] has {given.num_players} players but the env has {self.num_players}")
+            read_state(options["state"], self.rules, self.num_players, seed=0)
         if seed is not None or self._seeder is None:
             self._seeder = np.random.default_rng(seed)
         deal_seed = int(self._seeder.integers(2**63))

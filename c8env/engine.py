@@ -99,8 +99,10 @@ _ANNOUNCE_ACTIONS = (PASS, ANNOUNCE)
 _STATE_KEYS = (
     "num_players", "hands", "stock", "discard", "current_player", "dealer", "suit_to_follow", "rank_to_follow",
     "direction", "phase", "pending_draw", "draws_this_turn", "passes", "scores", "hands_played", "countdown",
-    "voids", "winner",
+    "voids", "winner", "rules",
 )
+#: Keys a state dict must hold (docs/state-format.md).
+REQUIRED_STATE_KEYS = ("hands", "stock", "discard")
 
 
 def wild_mask_for(rules: RuleSet, count: int) -> int:
@@ -666,15 +668,21 @@ class State:
             "countdown": list(self.countdown),
             "voids": [[SUITS[s] for s in range(4) if (v >> s) & 1] for v in self.voids],
             "winner": self.winner,
+            "rules": self.rules.spec(),
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], rules: Any = "standard", seed: int | None = None) -> State:
+    def from_dict(cls, data: Mapping[str, Any], rules: Any = None, seed: int | None = None) -> State:
         """Rebuild a state from :meth:`to_dict` data (missing optional keys take their defaults).
 
-        ``seed`` seeds later reshuffles and deals, which the dict does not describe.
+        The rules are the dict's ``rules`` key (a preset name, or a mapping of ``preset`` and the fields
+        that differ); without it, the ``rules`` argument (a preset name, YAML path, dict or RuleSet),
+        else ``standard``. A ``rules`` argument that contradicts the dict's ``rules`` key is a
+        ``ValueError``. The whole position is checked against the rules (docs/state-format.md, "What
+        ``from_dict`` checks"). ``seed`` seeds later reshuffles and deals, which the dict does not describe.
         """
-        return _StateReader(data, load_rules(rules)).build(_entropy(seed))
+        entropy = _entropy(seed)
+        return _StateReader(data, rules).build(entropy)
 
     def __call__(self) -> np.ndarray:
         """The global state vector (:func:`c8env.observation.encode_global_state`). A state is callable
@@ -695,17 +703,48 @@ class State:
 class _StateReader:
     """Validates a state dict key by key, with errors that name the key and what is allowed."""
 
-    def __init__(self, data: Mapping[str, Any], rules: RuleSet) -> None:
+    def __init__(self, data: Mapping[str, Any], rules: Any) -> None:
         if not isinstance(data, Mapping):
-            raise ValueError(f"state must be a dict in the State.to_dict() format, got {type(data).__name__}")
-        unknown = sorted(set(map(str, data)) - set(_STATE_KEYS))
+            raise TypeError(f"state must be a dict in the State.to_dict() format, got {type(data).__name__}")
+        unknown = sorted(map(str, set(data) - set(_STATE_KEYS)))
         if unknown:
             raise ValueError(f"unknown state key(s) {unknown}; allowed: {', '.join(_STATE_KEYS)}")
-        for key in ("hands", "discard"):
+        for key in REQUIRED_STATE_KEYS:
             if key not in data:
-                raise ValueError(f"state dict is missing the required key {key!r}")
+                raise ValueError(
+                    f"state dict is missing the required key {key!r}; required: {', '.join(REQUIRED_STATE_KEYS)} "
+                    "(an empty stock is written \"stock\": [])"
+                )
         self.data = data
-        self.rules = rules
+        self.rules = self._rules(rules)
+
+    def _rules(self, given: Any) -> RuleSet:
+        """The position's rules: its ``rules`` key, checked against the ``rules`` argument."""
+        argument = None if given is None else load_rules(given)
+        if "rules" not in self.data:
+            return argument if argument is not None else load_rules("standard")
+        spec = self.data["rules"]
+        if isinstance(spec, str):
+            try:
+                own = RuleSet.from_preset(spec)
+            except ValueError as err:
+                raise ValueError(f"state key 'rules': {err}") from None
+        elif isinstance(spec, Mapping):
+            try:
+                own = RuleSet.from_dict(spec)
+            except ValueError as err:
+                raise ValueError(f"state key 'rules': {err}") from None
+        else:
+            raise ValueError(
+                f"state key 'rules' = {spec!r} is invalid; allowed: a preset name, or a mapping of 'preset' and "
+                "the RuleSet fields that differ"
+            )
+        if argument is not None and argument != own:
+            raise ValueError(
+                f"the rules argument contradicts the state's 'rules' key {spec!r} (fields that differ: "
+                f"{', '.join(own.differences(argument))}); pass rules=None or the same rules"
+            )
+        return own
 
     def int_(self, key: str, default: int, low: int, high: int | None = None) -> int:
         value = self.data.get(key, default)
@@ -740,7 +779,7 @@ class _StateReader:
         if len(hands_data) != n:
             raise ValueError(f"state key 'hands' has {len(hands_data)} hands but num_players is {n}")
         hands = [self.cards(f"hands[{i}]", h) for i, h in enumerate(hands_data)]
-        stock = self.cards("stock", data.get("stock", []))
+        stock = self.cards("stock", data["stock"])
         discard = self.cards("discard", data["discard"])
         if not discard:
             raise ValueError("state key 'discard' is empty; it must hold at least the top card")
@@ -814,7 +853,100 @@ class _StateReader:
                                    or not 0 <= winner < n):
             raise ValueError(f"state key 'winner' = {winner!r} is invalid; allowed: null, or a seat when phase is 'over'")
         s.winner = winner
+        self._check_reachable(s, hands)
         return s
+
+    def _check_reachable(self, s: State, hands: list[list[int]]) -> None:
+        """Checks across keys: could the rules reach this position? (docs/state-format.md)"""
+        rules, n, phase = self.rules, s.num_players, s.phase
+        top = s.discard[-1]
+        top_suit, top_rank = divmod(top, NUM_RANKS)
+        any_wild = 0
+        for mask in s._wild_masks:
+            any_wild |= mask
+        effect = rules.effect_table[top]
+        preset = rules.spec() if isinstance(rules.spec(), str) else "these rules"
+
+        def refuse(what: str, why: str) -> None:
+            raise ValueError(f"{what} cannot happen under {preset}: {why} (docs/state-format.md)")
+
+        # what to follow (after the last card of a hand it is no longer updated: nothing to check)
+        if phase is OVER:
+            pass
+        elif s.suit == ANY_SUIT:
+            if effect != ANY_NEXT:
+                refuse("state key 'suit_to_follow' = '*'", f"the top card {card_text(top)} has no any_next effect")
+            if s.rank != top_rank:
+                refuse(f"state key 'rank_to_follow' = {RANKS[s.rank] if s.rank >= 0 else None!r} with suit '*'",
+                       f"an any_next card leaves its own rank to follow ({RANKS[top_rank]!r})")
+        elif s.rank < 0:
+            if not (any_wild >> top) & 1:
+                refuse("state key 'rank_to_follow' = null",
+                       f"only a wild card on top leaves no rank to follow, and {card_text(top)} is wild for nobody")
+        else:
+            if (s.suit, s.rank) != (top_suit, top_rank):
+                refuse(f"following {SUITS[s.suit]}/{RANKS[s.rank]}",
+                       f"a card played normally leaves its own suit and rank ({card_text(top)}) to follow")
+            if not rules.countdown and (any_wild >> top) & 1:
+                refuse(f"state key 'rank_to_follow' = {RANKS[s.rank]!r}",
+                       f"the top card {card_text(top)} is a wild card, which leaves only the declared suit")
+        # the phase
+        if phase is DECLARE:
+            if not ((s._wild_masks[s.current] >> top) & 1 or (len(s.discard) == 1 and (any_wild >> top) & 1)):
+                refuse("phase 'declare'", f"the top card {card_text(top)} is not a wild card of player {s.current} "
+                       "(nor a wild starter for the dealer)")
+            if s.suit != top_suit or s.rank >= 0:
+                refuse("phase 'declare'", f"before the declaration the suit to follow is the wild card's ({SUITS[top_suit]}) "
+                       "and there is no rank to follow")
+        elif phase is ANNOUNCE_PHASE:
+            if not rules.last_card_call:
+                refuse("phase 'announce'", "last_card_call is off")
+            if s.sizes[s.current] != 1:
+                refuse("phase 'announce'", f"player {s.current} holds {s.sizes[s.current]} cards, not 1")
+        elif phase is OVER:
+            if s.hands_played < 1:
+                refuse("phase 'over' with hands_played 0", "a finished hand counts itself in hands_played")
+            empty = [i for i, h in enumerate(hands) if not h]
+            if len(empty) > 1:
+                refuse(f"empty hands at seats {empty}", "the hand ends when the first player goes out")
+            if empty and s.winner != empty[0]:
+                refuse(f"state key 'winner' = {s.winner!r}", f"player {empty[0]} went out, so he won the hand")
+        # the penalty
+        if s.pending:
+            if not rules.draw_cards_mask:
+                refuse(f"state key 'pending_draw' = {s.pending}", "these rules have no draw cards")
+            if phase is OVER or phase is DECLARE:
+                refuse(f"state key 'pending_draw' = {s.pending} in phase {PHASE_NAMES[phase]!r}",
+                       "a penalty is only pending in phases play and announce")
+            if effect != DRAW_EFFECT or s.rank < 0:
+                refuse(f"state key 'pending_draw' = {s.pending}", f"the top card {card_text(top)} was not played as a draw card")
+            most = rules.num_decks(n) * sum(rules.draw_table)
+            if not rules.draw_table[top] <= s.pending <= most:
+                refuse(f"state key 'pending_draw' = {s.pending}",
+                       f"{card_text(top)} makes {rules.draw_table[top]}, and all draw cards stacked make {most}")
+            if phase is PLAY and s.draws:
+                refuse("state keys 'pending_draw' and 'draws_this_turn' both > 0",
+                       "a player who owes a penalty has not drawn this turn")
+        limit = rules.max_draws_per_turn
+        if limit is not None and s.draws > limit:
+            refuse(f"state key 'draws_this_turn' = {s.draws}", f"max_draws_per_turn is {limit}")
+        if s.direction == -1 and Effect.REVERSE not in rules.effect_table:
+            refuse("state key 'direction' = -1", "no card reverses the direction")
+        # the match
+        if rules.countdown:
+            if phase is not OVER and min(s.countdown) < 1:
+                refuse(f"state key 'countdown' = {s.countdown}", "a count of 0 ends the match")
+        elif s.countdown != [8] * n:
+            refuse(f"state key 'countdown' = {s.countdown}", "without the countdown rule every count stays 8")
+        if s.hands_played == 0 and any(s.scores):
+            refuse(f"state key 'scores' = {s.scores} with hands_played 0", "scores come from finished hands")
+        if phase is not OVER:
+            s.phase = OVER  # ask the match rules whether the match already ended with these totals
+            ended = s.match_over
+            s.phase = phase
+            if ended:
+                refuse(f"a hand in play with scores {s.scores}, hands_played {s.hands_played} and countdown "
+                       f"{s.countdown}", "the match ended with these totals, so no further hand was dealt")
 
     def _voids(self, n: int) -> list[int]:
         value = self.data.get("voids", [[] for _ in range(n)])

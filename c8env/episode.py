@@ -14,7 +14,7 @@ NumPy only (no gymnasium, no pettingzoo).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from c8env.engine import OVER, State
@@ -60,6 +60,19 @@ def hand_rewards(state: State, reward: str) -> list[float]:
     out = [-1.0 / (n - 1)] * n
     out[state.winner] = 1.0
     return out
+
+
+def read_state(data: Any, rules: Any, num_players: int, seed: int) -> State:
+    """The position of ``reset(options={"state": data})``: the player count first (the env's), then
+    :meth:`State.from_dict` under the env's rules (a ``rules`` key that differs is refused)."""
+    if isinstance(data, Mapping) and isinstance(data.get("hands"), (list, tuple)):
+        given = data.get("num_players", len(data["hands"]))
+        if type(given) is int and given != num_players:
+            raise ValueError(f"options['state'] has {given} players but the env has {num_players}")
+    state = State.from_dict(data, rules=rules, seed=seed)
+    if state.num_players != num_players:
+        raise ValueError(f"options['state'] has {state.num_players} players but the env has {num_players}")
+    return state
 
 
 def check_episode_args(episode: str, reward: str, max_steps: int | None) -> int:
@@ -137,4 +150,4 @@ class Episode:
 
 
 __all__ = ["DEFAULT_MAX_STEPS", "EPISODES", "Episode", "MAX_HAND_STEPS", "REWARDS", "check_episode_args",
-           "hand_rewards", "play_hand"]
+           "hand_rewards", "play_hand", "read_state"]

@@ -28,7 +28,8 @@ import numpy as np
 
 from c8env.actions import action_text
 from c8env.agents import Agent, PolicyAgent, load
-from c8env.engine import State, check_num_players
+from c8env.argcheck import Parser, check_rules_arg, int_at_least, int_between, writable_dir
+from c8env.engine import State, check_num_players, check_seed
 from c8env.episode import MAX_HAND_STEPS, play_hand
 from c8env.observation import StateObservation
 from c8env.rules import RuleSet, load_rules
@@ -244,6 +245,9 @@ def evaluate(specs: Sequence[str], num_players: int = 2, rules: str | dict | Rul
         raise ValueError(f"deals={deals!r} is invalid; allowed: an int >= 1")
     for i, spec in enumerate(specs):  # fail fast, naming the bad spec
         load(spec, rules=rules, num_players=num_players, seed=i)
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
+        raise ValueError(f"workers={workers!r} is invalid; allowed: None (every core) or an int >= 1")
+    check_seed(seed)
     workers = workers or os.cpu_count() or 1
     chunks = [list(range(start, min(start + _CHUNK, deals))) for start in range(0, deals, _CHUNK)]
     update = _progress(deals, progress)
@@ -496,7 +500,7 @@ def plot_bench(rows: list[dict[str, Any]], path: Path) -> Path:
 # ----- command line ------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser (the README's commands are checked against it)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="c8env eval",
         description="Evaluate agents with duplicate deals and 95% Wilson intervals. Agent specs: random, greedy, "
                     "expert[:simulations=N,time_ms=T], a shipped policy name, or a .npz policy path.",
@@ -505,12 +509,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--league", action="store_true", help="round robin over the agents, with OpenSkill ratings")
     parser.add_argument("--bench", metavar="NAME_OR_YAML", help="score --agent on a benchmark protocol")
     parser.add_argument("--agent", action="append", help="an agent to score with --bench (repeat for a leaderboard)")
-    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--players", type=int_between(2, 7), default=2)
     parser.add_argument("--rules", default="standard", help="preset name or YAML path")
-    parser.add_argument("--deals", type=int, default=1000, help="seeded deals, each played once per rotation")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
-    parser.add_argument("--out", type=Path, help="folder for CSV, JSON and PNG outputs")
+    parser.add_argument("--deals", type=int_at_least(1), default=1000, help="seeded deals, each played once per rotation")
+    parser.add_argument("--seed", type=int_at_least(0), default=0)
+    parser.add_argument("--workers", type=int_at_least(1), default=None, help="processes (default: every core)")
+    parser.add_argument("--out", type=writable_dir, help="folder for CSV, JSON and PNG outputs (new or existing)")
     parser.add_argument("--no-progress", action="store_true")
     return parser
 
@@ -520,6 +524,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
     progress = not args.no_progress
+    if not args.bench:
+        check_rules_arg(parser, args.rules)
     meta = {"players": args.players, "rules": args.rules, "deals": args.deals, "seed": args.seed}
     try:
         if args.bench:

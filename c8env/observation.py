@@ -37,7 +37,7 @@ of decoding). NumPy only.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -258,5 +258,34 @@ class StateObservation(Mapping):
         return state.legal_actions() if self._seat == state.current_player and not state.hand_over else []
 
 
-__all__ = ["GLOBAL_STATE_SIZE", "OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "encode_global_state", "StateObservation", "action_mask", "decode_observation",
+#: What an agent's ``act`` takes, for error messages.
+OBSERVATION_HELP = (f"the env's observation dict {{'observation': float32[{OBS_SIZE}], 'action_mask': int8[{NUM_ACTIONS}]}} "
+                    "(or a StateObservation)")
+
+
+def check_observation(observation: Any, who: str) -> None:
+    """Refuse what is not an observation dict (a flat vector, a dict without a mask, wrong shapes) with a
+    ``TypeError``/``ValueError`` naming ``who`` received what and what is allowed."""
+    if isinstance(observation, StateObservation):
+        return
+    if not isinstance(observation, Mapping):
+        shown = f"an array of shape {observation.shape}" if isinstance(observation, np.ndarray) \
+            else f"{type(observation).__name__}"
+        raise TypeError(f"{who}.act: got {shown}; allowed: {OBSERVATION_HELP}")
+    missing = [key for key in ("observation", "action_mask") if key not in observation]
+    if missing:
+        raise ValueError(f"{who}.act: the observation dict lacks {missing} (keys: {sorted(map(str, observation))}); "
+                         f"allowed: {OBSERVATION_HELP}")
+    for key, size in (("observation", OBS_SIZE), ("action_mask", NUM_ACTIONS)):
+        try:
+            value = np.asarray(observation[key], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{who}.act: observation[{key!r}] is not numeric; allowed: {OBSERVATION_HELP}") from None
+        if value.shape != (size,):
+            raise ValueError(f"{who}.act: observation[{key!r}] has shape {value.shape}; allowed: {OBSERVATION_HELP}")
+        if key == "action_mask" and not np.isin(value, (0, 1)).all():
+            raise ValueError(f"{who}.act: observation['action_mask'] holds values other than 0 and 1")
+
+
+__all__ = ["GLOBAL_STATE_SIZE", "OBSERVATION_HELP", "check_observation", "OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "encode_global_state", "StateObservation", "action_mask", "decode_observation",
            "encode_observation"]

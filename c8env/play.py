@@ -13,12 +13,13 @@ from collections.abc import Callable, Sequence
 
 from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, PASS, STOP, action_text
 from c8env.agents import Agent, available, load
-from c8env.cards import SUITS, card_text, parse_card
-from c8env.engine import PHASE_NAMES, State
+from c8env.argcheck import Parser, check_rules_arg, int_at_least, int_between
+from c8env.cards import NUM_CARDS, SUITS, card_text, parse_card
+from c8env.engine import PHASE_NAMES, Phase, State
 from c8env.episode import MAX_HAND_STEPS, play_hand
 from c8env.observation import StateObservation
 from c8env.rules import RuleSet, load_rules
-from c8env.text import follow_text
+from c8env.text import direction_text, follow_text, move_events
 
 _WORDS = {"draw": DRAW, "pass": PASS, "announce": ANNOUNCE, "stop": STOP}
 _QUIT = ("q", "quit", "exit")
@@ -28,10 +29,11 @@ class QuitGame(Exception):
     """The human player typed ``quit``."""
 
 
-def parse_move(text: str, legal: Sequence[int]) -> int:
+def parse_move(text: str, legal: Sequence[int], hand: Sequence[int] | None = None) -> int:
     """The action id a typed answer names among ``legal`` (1-based number, card, suit or word).
 
-    Raises ``ValueError`` with the reason and the legal moves when the answer names no legal move.
+    Raises ``ValueError`` with the reason and the legal moves when the answer names no legal move
+    (with ``hand``, the player's cards: "you do not hold 8H" when that is the reason).
     """
     answer = text.strip()
     lowered = answer.lower()
@@ -57,16 +59,30 @@ def parse_move(text: str, legal: Sequence[int]) -> int:
             raise ValueError(f"{answer!r} is not a move; type a number, a card like 8H, a suit, "
                              f"draw, pass, announce, stop or quit; legal: {listing}") from None
     if action not in legal:
+        if hand is not None and action < NUM_CARDS and action not in hand:
+            raise ValueError(f"{answer!r}: you do not hold {card_text(action)}; legal: {listing}")
         raise ValueError(f"{answer!r} ({action_text(action)}) is not legal now; legal: {listing}")
     return action
+
+
+def move_label(state: State, action: int) -> str:
+    """An action's words for the human, with what it costs where that is not obvious."""
+    text = action_text(action)
+    if action == PASS and state.phase is Phase.ANNOUNCE:
+        penalty = state.rules.last_card_penalty
+        return f"pass (decline to announce: you draw {penalty} penalty card{'s' * (penalty != 1)})"
+    if action == DRAW and state.pending:
+        return f"draw (take the penalty: {state.pending} card{'s' * (state.pending != 1)}, ending your turn)"
+    return text
 
 
 def _table(state: State, you: int) -> list[str]:
     """What the human may see: the top card, what to follow, everyone's card count, your hand."""
     counts = ", ".join(f"{'you' if seat == you else f'player_{seat}'} {state.sizes[seat]}"
                        for seat in range(state.num_players))
-    return [f"top card {card_text(state.top_card)} | follow {follow_text(state)} | stock {len(state.stock)} | cards: {counts}"
-             + (f" | pending draw {state.pending}" if state.pending else ""),
+    return [f"top card {card_text(state.top_card)} | follow {follow_text(state)} | stock {len(state.stock)} | "
+            f"direction {direction_text(state)} | cards: {counts}"
+            + (f" | pending draw {state.pending}" if state.pending else ""),
             f"your hand: {' '.join(card_text(c) for c in state.hand(you))}"]
 
 
@@ -77,17 +93,17 @@ def _play_with_you(state: State, agents: dict[int, Agent], you: int, ask: Callab
 
     def choose(state: State) -> int:
         seat = state.current_player
-        before["size"], before["hand"] = state.sizes[seat], set(state.hand(you))
+        before["size"], before["hand"], before["state"] = state.sizes[seat], set(state.hand(you)), state.copy()
         if seat in agents:
             return agents[seat].act(StateObservation(state, seat))
         legal = state.legal_actions()
         for line in _table(state, you):
             say(line)
         say(f"your move ({PHASE_NAMES[state.phase]}): "
-            + "  ".join(f"[{i}] {action_text(a)}" for i, a in enumerate(legal, 1)))
+            + "  ".join(f"[{i}] {move_label(state, a)}" for i, a in enumerate(legal, 1)))
         while True:
             try:
-                return parse_move(ask("> "), legal)
+                return parse_move(ask("> "), legal, state.hand(you))
             except ValueError as err:
                 say(str(err))
 
@@ -98,6 +114,9 @@ def _play_with_you(state: State, agents: dict[int, Agent], you: int, ask: Callab
         else:
             new = [c for c in state.hand(you) if c not in before["hand"]]
             say(f"you: {action_text(action)}" + (f" -> you got {' '.join(card_text(c) for c in new)}" if new else ""))
+        for event in move_events(before["state"], state, seat, action, "you" if seat == you else ""):
+            if not event.startswith("hand over"):
+                say(f"  ({event})")
 
     play_hand(state, choose, on_move=show)
     if not state.hand_over:
@@ -147,15 +166,14 @@ def play_game(agent_specs: Sequence[str], num_players: int = 2, rules: str | Rul
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser (the README's commands are checked against it)."""
-    parser = argparse.ArgumentParser(prog="c8env play", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="c8env play", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agent", action="append", metavar="SPEC",
                         help="opponent spec, repeated around the table (default greedy); one of "
                              + ", ".join(available()) + ", expert:simulations=N, or a .npz path")
-    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--players", type=int_between(2, 7), default=2)
     parser.add_argument("--rules", default="standard", help="preset name or YAML path")
-    parser.add_argument("--seat", type=int, default=0, help="your seat (0 .. players-1)")
-    parser.add_argument("--seed", type=int, default=None, help="deal seed (default: fresh)")
+    parser.add_argument("--seat", type=int_at_least(0), default=0, help="your seat (0 .. players-1)")
+    parser.add_argument("--seed", type=int_at_least(0), default=None, help="deal seed (default: fresh)")
     parser.add_argument("--episode", default="hand", choices=("hand", "match"))
     return parser
 
@@ -163,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
+    check_rules_arg(parser, args.rules)
     try:
         play_game(args.agent or ["greedy"], args.players, args.rules, args.seat, args.seed, args.episode)
     except ValueError as err:

@@ -9,6 +9,7 @@ the preset's value whole (maps included).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -281,6 +282,31 @@ class RuleSet:
         """The special effect of one card id (``Effect.NONE`` for a plain card)."""
         return Effect(self.effect_table[card])
 
+    def spec(self) -> str | dict[str, Any]:
+        """The shortest description of this rule set: a preset name when it equals a preset, else
+        ``{"preset": name, **fields that differ}`` from the preset it differs least from (``standard``
+        first on ties). :meth:`State.to_dict` writes it under ``rules``; :func:`load_rules` reads it back."""
+        cached = self.__dict__.get("_spec")
+        if cached is None:
+            mine = self.to_dict()
+            best: tuple[int, str, dict[str, Any]] | None = None
+            for name in sorted(preset_names(), key=lambda n: (n != "standard", n)):
+                theirs = _preset_ruleset(name).to_dict()
+                differ = {k: v for k, v in mine.items() if theirs[k] != v}
+                if best is None or len(differ) < best[0]:
+                    best = (len(differ), name, differ)
+            if best is None:  # no presets shipped: every field
+                cached = dict(mine)
+            else:
+                cached = best[1] if not best[2] else {"preset": best[1], **best[2]}
+            object.__setattr__(self, "_spec", cached)
+        return json.loads(json.dumps(cached)) if isinstance(cached, dict) else cached
+
+    def differences(self, other: RuleSet) -> list[str]:
+        """Names of the fields whose values differ between two rule sets."""
+        mine, theirs = self.to_dict(), other.to_dict()
+        return [k for k in mine if mine[k] != theirs[k]]
+
     # ----- construction ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """Plain data (YAML/JSON-ready) that :meth:`from_dict` turns back into this rule set."""
@@ -317,12 +343,38 @@ class RuleSet:
         path = Path(path)
         if not path.is_file():
             raise ValueError(f"rules file {str(path)!r} does not exist")
-        data = yaml.safe_load(path.read_text()) or {}
-        return cls.from_dict(data)
+        data = read_yaml(path, "rules file") or {}
+        try:
+            return cls.from_dict(data)
+        except ValueError as err:
+            raise ValueError(f"rules file {str(path)!r}: {err}") from None
+
+
+def yaml_problem(err: yaml.YAMLError) -> str:
+    """One line saying what is wrong in a YAML text and where (line and column, 1-based)."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return f"{where}{problem}"
+
+
+def read_yaml(path: Path, what: str) -> Any:
+    """A YAML file's data; a ``ValueError`` of one line naming the file and the problem if it cannot be read."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ValueError(f"{what} {str(path)!r} is not valid YAML ({yaml_problem(err)})") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(f"{what} {str(path)!r} cannot be read ({type(err).__name__}: {err})") from None
 
 
 def _from_fields(data: dict[str, Any]) -> RuleSet:
     return RuleSet(**data)
+
+
+@functools.cache
+def _preset_ruleset(name: str) -> RuleSet:
+    return RuleSet.from_preset(name)
 
 
 def _preset_fields(name: Any) -> dict[str, Any]:

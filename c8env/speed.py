@@ -25,6 +25,7 @@ import statistics
 import time
 from collections.abc import Callable
 
+from c8env.argcheck import Parser, int_at_least
 from c8env.engine import State
 from c8env.episode import play_hand
 
@@ -229,19 +230,25 @@ def bench_engine(decisions: int) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser (the README's commands are checked against it)."""
-    parser = argparse.ArgumentParser(prog="c8env speed", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="c8env speed", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=["engine", "env", "expert", "all"], help="what to benchmark")
-    parser.add_argument("--hands", type=int, default=50, help="hands for the expert timing")
+    parser.add_argument("--hands", type=int_at_least(1), default=50, help="hands for the expert timing")
     parser.add_argument("--spec", default="expert", help="search agent spec for the expert timing")
-    parser.add_argument("--decisions", type=int, default=200_000, help="engine decisions per run")
-    parser.add_argument("--steps", type=int, default=30_000, help="env steps per run")
+    parser.add_argument("--decisions", type=int_at_least(1), default=200_000, help="engine decisions per run")
+    parser.add_argument("--steps", type=int_at_least(1), default=30_000, help="env steps per run")
     return parser
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.what in ("expert", "all"):  # a bad --spec ends the command before any timing
+        try:
+            from c8env.agents import load
+
+            load(args.spec, rules="standard", num_players=2, seed=0)
+        except ValueError as err:
+            parser.error(f"argument --spec: {err}")
     if args.what in ("engine", "all"):
         bench_engine(args.decisions)
     if args.what in ("env", "all"):

@@ -2,9 +2,65 @@
 
 from __future__ import annotations
 
-from c8env.actions import action_text
-from c8env.cards import RANKS, SUITS, card_text
+from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, NUM_ACTIONS, PASS, action_text
+from c8env.cards import NUM_CARDS, RANKS, SUITS, card_text
 from c8env.engine import ANY_SUIT, PHASE_NAMES, State
+from c8env.rules import Effect
+
+_SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
+
+
+def direction_text(state: State) -> str:
+    """``clockwise`` or ``counter-clockwise``."""
+    return "clockwise" if state.direction == 1 else "counter-clockwise"
+
+
+def move_events(before: State, after: State, seat: int, action: int, name: str = "") -> list[str]:
+    """What a move did, in words a newcomer follows: special-card effects, penalties, reshuffles, a
+    declined announcement, the end of the hand. ``before`` is a copy of the state before the move,
+    ``name`` how to call the mover (default ``player_<seat>``)."""
+    who = name or f"player_{seat}"
+
+    def verb(word: str) -> str:  # "player_1 draws", "you draw"
+        return word[:-1] if who == "you" and word.endswith("s") else word
+
+    events: list[str] = []
+    n = before.num_players
+    if not 0 <= action < NUM_ACTIONS:
+        return events
+    if len(after.discard) < len(before.discard) + (1 if action < NUM_CARDS else 0) and not after.hand_over:
+        events.append("the discard pile (all but its top card) was shuffled into a new stock")
+    if action == DRAW and before.pending:
+        events.append(f"{who} {verb('takes')} the penalty: {after.sizes[seat] - before.sizes[seat]} card(s)")
+    if action == PASS and before.phase.name == "ANNOUNCE":
+        drawn = after.sizes[seat] - before.sizes[seat]
+        events.append(f"{who} did not announce \"last card\" and {verb('draws')} {drawn} penalty card(s)")
+    if action == ANNOUNCE:
+        events.append(f"{who} {verb('announces')} \"last card\"")
+    if DECLARE_BASE <= action < DRAW:
+        events.append(f"{_SUIT_NAMES[action - DECLARE_BASE]} to follow")
+    if action < NUM_CARDS and not after.hand_over:
+        wild = (before.wild_mask(seat) >> action) & 1
+        effect = before.rules.effect_of(action)
+        if wild:
+            events.append(f"{card_text(action)} is wild: {who} {verb('names')} the suit to follow")
+        elif effect is Effect.SKIP:
+            events.append(f"{card_text(action)} skips player_{(seat + before.direction) % n}")
+        elif effect is Effect.REVERSE:
+            events.append(f"{card_text(action)} reverses play: now {direction_text(after)}"
+                          + (" (with 2 players: the same player plays again)" if n == 2 else ""))
+        elif effect is Effect.DRAW:
+            target = (seat + after.direction) % n
+            events.append(f"{card_text(action)}: player_{target} must draw {after.pending} "
+                          "or answer with a draw card")
+        elif effect is Effect.ANY_NEXT:
+            events.append(f"{card_text(action)}: any card may follow")
+    if after.hand_over and not before.hand_over:
+        winner = "nobody (a tie)" if after.winner is None else f"player_{after.winner}"
+        reason = {"out": "played the last card", "blocked": "nobody can move: lowest hand wins",
+                  "stop": "stop was called: lowest hand wins", "stock": "the stock ran out: lowest hand wins"}
+        events.append(f"hand over ({reason.get(after.end_reason, after.end_reason)}); winner {winner}")
+    return events
 
 
 def follow_text(state: State) -> str:
@@ -39,4 +95,4 @@ def render_text(state: State) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["follow_text", "render_text"]
+__all__ = ["direction_text", "follow_text", "move_events", "render_text"]

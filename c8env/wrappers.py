@@ -22,7 +22,7 @@ from gymnasium import spaces
 from c8env.actions import NUM_ACTIONS
 from c8env.agents import PolicyAgent, load
 from c8env.engine import IllegalActionError, State, check_num_players, check_seed
-from c8env.episode import Episode
+from c8env.episode import Episode, read_state
 from c8env.observation import StateObservation, action_mask, encode_observation
 from c8env.rules import RuleSet, load_rules
 from c8env.spaces import check_render_mode, render_output, vector_space
@@ -227,9 +227,7 @@ class SingleAgentEnv(gymnasium.Env):
         if unknown:
             raise ValueError(f"unknown reset option(s) {unknown}; allowed: {', '.join(_RESET_OPTIONS)}")
         if "state" in options:  # checked before anything changes: a refused reset leaves the env as it was
-            given = State.from_dict(options["state"], rules=self.rules, seed=0)
-            if given.num_players != self.num_players:
-                raise ValueError(f"options['state'] has {given.num_players} players but the env has {self.num_players}")
+            given = read_state(options["state"], self.rules, self.num_players, seed=0)
             if given.hand_over:
                 raise ValueError("options['state'] has phase 'over'; give a position with a move to make")
         super().reset(seed=seed)

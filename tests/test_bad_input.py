@@ -255,7 +255,7 @@ def _bad(change: dict[str, Any] | None = None, drop: str | None = None, rules: A
 
 
 def test_state_not_a_dict() -> None:
-    with pytest.raises(ValueError, match=r"state must be a dict"):
+    with pytest.raises(TypeError, match=r"state must be a dict"):
         State.from_dict([["AC"], ["KC"]])  # type: ignore[arg-type]
 
 
@@ -290,7 +290,7 @@ def test_state_card_more_often_than_decks_hold() -> None:
     _bad({"stock": ["5C", "TC"]}, pattern=r"card TC appears 2 times.*decks=1")
     _bad({"hands": [["AC", "2D"], ["3S"]], "stock": ["2d"]}, pattern=r"card 2D appears 2 times")
     # two decks hold two copies, not three
-    ok = {"hands": [["AC", "AC"], ["3S"]], "discard": ["TC"]}
+    ok = {"hands": [["AC", "AC"], ["3S"]], "stock": [], "discard": ["TC"]}
     State.from_dict(ok, rules={"decks": 2})
     _bad({"hands": [["AC", "AC"], ["3S"]], "stock": ["AC"]}, rules={"decks": 2},
          pattern=r"card AC appears 3 times.*decks=2 holds it 2 time")

@@ -300,7 +300,7 @@ def test_phase_one_hot_for_every_phase():
 
 def test_scores_are_seat_relative():
     data = {"hands": [["AC"], ["2C"], ["3C"], ["4C"]], "discard": ["KD"], "stock": ["QC"],
-            "scores": [10, 20, 30, 40]}
+            "scores": [10, 20, 30, 40], "hands_played": 1}
     env = start(data)
     for seat in range(4):
         expected = [[10, 20, 30, 40][(seat + k) % 4] for k in range(4)] + [0, 0, 0]
@@ -324,8 +324,8 @@ def test_wild_rank_and_countdown_slots():
         np.testing.assert_array_equal(part(env, "wild_rank", seat), one_hot(13, RANKS.index(wild[seat])))
         expected = [[8, 5, 1][(seat + k) % 3] for k in range(3)] + [0] * 4
         np.testing.assert_array_equal(part(env, "countdown", seat), expected)
-    # a count of 0 has no wild rank
-    env = start(dict(data, countdown=[8, 0, 1]), rules="countdown")
+    # a count of 0 has no wild rank (it ends the match: a finished hand)
+    env = start(dict(data, countdown=[8, 0, 1], phase="over", hands_played=3), rules="countdown")
     assert not part(env, "wild_rank", 1).any()
 
 
@@ -884,7 +884,7 @@ def test_reset_with_a_state_starts_from_it(wrapped):
     assert not any(env.terminations.values()) and not any(env.truncations.values())
     assert_masks(env, [c("2D"), DRAW])
     # a partial dict: the given keys are kept, the others take their defaults
-    partial = {"hands": [["AC", "KS"], ["2D", "5H"]], "discard": ["9D"], "current_player": 1}
+    partial = {"hands": [["AC", "KS"], ["2D", "5H"]], "stock": [], "discard": ["9D"], "current_player": 1}
     env2 = start(partial, wrapped=wrapped)
     got = env2.unwrapped.state.to_dict()
     for key, value in partial.items():
@@ -970,6 +970,7 @@ RENDER_POSITION = {
     "hands": [["5C", "KD"], ["2H", "3H", "4H"], ["9S"]],
     "discard": ["7D", "9C"], "stock": ["4D", "JD", "QD", "AS"], "current_player": 0,
     "scores": [12, 0, 40],
+    "hands_played": 1,
 }
 
 

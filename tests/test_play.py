@@ -103,7 +103,8 @@ def test_opponents_hands_stay_hidden_until_the_hand_ends():
     end = next(i for i, line in enumerate(lines) if line.startswith("hand over"))
     public_move = re.compile(r"player_[12]: (play \w\w|declare [CDHS]|(draw|pass)( \(\d+ cards?\))?"
                              r"|announce last card|stop)$")
-    allowed_prefixes = ("Crazy Eights", "--- hand", "top card ", "your hand: ", "your move ", "you: ")
+    allowed_prefixes = ("Crazy Eights", "--- hand", "top card ", "your hand: ", "your move ", "you: ",
+                        "  (")  # what a move did (public: effects, counts, reshuffles)
     for line in lines[:end]:
         assert line.startswith(allowed_prefixes) or public_move.match(line), line
     assert any(public_move.match(line) and "draw (" in line for line in lines[:end])  # a draw shows a count only
@@ -147,4 +148,4 @@ def test_cli_plays_from_stdin_and_quits():
 
     bad = subprocess.run([sys.executable, "-m", "c8env.cli", "play", "--players", "9"],
                          capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and "num_players=9 is invalid" in bad.stderr
+    assert bad.returncode == 2 and "--players: 9 is invalid; allowed: an int from 2 to 7" in bad.stderr

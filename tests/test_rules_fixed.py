@@ -32,7 +32,11 @@ def acts(*items):
 
 
 def deal(rules="standard", seed=0, **data):
-    """A position from state-dict keys (``hands``, ``discard``, ``stock``, ...)."""
+    """A position from state-dict keys (``hands``, ``discard``, ``stock``, ...); the stock is empty unless
+    given, and match totals (``scores``) come with one finished hand unless ``hands_played`` is given."""
+    data.setdefault("stock", [])
+    if any(data.get("scores", ())):
+        data.setdefault("hands_played", 1)
     return State.from_dict(data, rules=rules, seed=seed)
 
 
@@ -565,6 +569,7 @@ def test_wild_rank_alone_keeps_point_table():
 # =====================================================================================================
 def test_next_hand_rotates_dealer_left():
     s = deal(
+        {"preset": "standard", "effects": {"A": "reverse"}},  # a reverse card exists (none in play)
         hands=[["5H"], ["KD"], ["2C"]],
         discard=["9H"],
         stock=["3S"],
@@ -584,7 +589,7 @@ def test_next_hand_rotates_dealer_left():
     assert d["phase"] == "play" and d["pending_draw"] == 0 and d["passes"] == 0
     assert [len(h) for h in d["hands"]] == [5, 5, 5]
     assert card_count(s) == 52
-    assert d["scores"] == [17, 0, 0] and d["hands_played"] == 1
+    assert d["scores"] == [17, 0, 0] and d["hands_played"] == 2
     assert d["winner"] is None and d["voids"] == [[], [], []]
     assert d["discard"][-1][0] != "8"  # a wild starter is buried
     # Next hands: seat 1 deals, then seat 2.
@@ -644,7 +649,7 @@ def test_penalty_match_tie_sudden_death():
     assert_over(s, 1, [105, 50, 50])
     assert not s.match_over and s.match_winner is None  # tie for lowest: sudden death
     s.next_hand()  # a sudden-death hand is dealt
-    assert field(s, "hands_played") == 1 and field(s, "scores") == [105, 50, 50]
+    assert field(s, "hands_played") == 2 and field(s, "scores") == [105, 50, 50]
     assert field(s, "phase") == "play"
     # Play the sudden-death hand from a fixed deal with the same match state.
     d = s.to_dict()
@@ -771,7 +776,8 @@ def test_countdown_last_count_wins_match():
 
 def test_countdown_starter_wild_for_anyone():
     # Counts 2 and 8: a two or an eight starter is wild for somebody. Buried under the default ...
-    finished = dict(hands=[[], ["KS"]], discard=["9H"], phase="over", countdown=[2, 8], dealer=1)
+    finished = dict(hands=[[], ["KS"]], stock=[], discard=["9H"], phase="over", countdown=[2, 8], dealer=1,
+                    winner=0, hands_played=1)
     for seed in range(40):
         s = State.from_dict(finished, rules="countdown", seed=seed)
         s.next_hand()

@@ -22,7 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from c8env.engine import MAX_PLAYERS, MIN_PLAYERS
-from c8env.rules import load_rules
+from c8env.rules import load_rules, yaml_problem
 
 #: Opponent kinds of the self-play pool (keys of ``opponent_weights``).
 POOL_KINDS = ("random", "greedy", "expert", "self")
@@ -301,7 +301,7 @@ def load_config(path: str | Path, overrides: list[str] | list[tuple[str, Any]] =
     try:
         data = read_yaml(path.read_text()) or {}
     except yaml.YAMLError as err:
-        raise ValueError(f"config file {str(path)!r} is not valid YAML: {err}") from None
+        raise ValueError(f"config file {str(path)!r} is not valid YAML ({yaml_problem(err)})") from None
     if not isinstance(data, dict):
         raise ValueError(f"config file {str(path)!r} must hold a mapping of fields")
     data.setdefault("name", path.stem)

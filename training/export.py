@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from c8env.agents.policy import save_policy
+from c8env.argcheck import Parser, check_rules_arg, int_between, new_file
 from c8env.rules import load_rules
 from training.config import TrainConfig, config_from_dict, load_config
 
@@ -100,11 +101,11 @@ def export_checkpoint(source: str | Path, out: str | Path, best: bool = False, n
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m training.export", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m training.export", description=__doc__.split("\n\n")[0])
     parser.add_argument("source", metavar="RUN_OR_CHECKPOINT", help="run directory or checkpoint .zip")
     parser.add_argument("out", metavar="OUT", help="policy file to write (.npz)")
     parser.add_argument("--best", action="store_true", help="export the run's best.zip (best evaluation vs greedy)")
-    parser.add_argument("--players", type=int, help="player count (default: from the checkpoint's config)")
+    parser.add_argument("--players", type=int_between(2, 7), help="player count (default: from the checkpoint's config)")
     parser.add_argument("--rules", help="rules (default: from the checkpoint's config)")
     return parser
 
@@ -113,12 +114,17 @@ def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.out.endswith(".npz"):
-        parser.exit(2, f"export: error: OUT must end in .npz (c8env.agents.load recognises policy files by it), "
-                       f"got {args.out!r}\n")
+        parser.error(f"OUT must end in .npz (c8env.agents.load recognises policy files by it), got {args.out!r}")
+    try:
+        new_file(".npz")(args.out)
+    except argparse.ArgumentTypeError as err:
+        parser.error(f"argument OUT: {err}")
+    if args.rules is not None:
+        check_rules_arg(parser, args.rules)
     try:
         path = export_checkpoint(args.source, args.out, args.best, args.players, args.rules)
     except ValueError as err:
-        parser.exit(2, f"export: error: {err}\n")
+        parser.fail(err)
     print(f"wrote {path}", file=sys.stderr)
 
 

@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from c8env.argcheck import Parser, new_file
+
 
 def read_evals(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
     """The periodic evaluations of a run, grouped by opponent and sorted by step."""
@@ -66,10 +68,9 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m training.plot", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="python -m training.plot", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dir", help="a run directory (runs/<name>-s<seed>)")
-    parser.add_argument("--out", help="PNG path (default: RUN_DIR/curves.png)")
+    parser.add_argument("--out", type=lambda text: str(new_file(".png")(text)), help="PNG path (default: RUN_DIR/curves.png)")
     return parser
 
 
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         print(plot_run(args.run_dir, args.out))
     except ValueError as err:
-        parser.exit(2, f"python -m training.plot: error: {err}\n")
+        parser.fail(err)
 
 
 if __name__ == "__main__":

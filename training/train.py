@@ -41,6 +41,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from c8env.argcheck import Parser, int_at_least
 from c8env.evaluate import evaluate
 from c8env.seeding import derive_seed
 from training.config import TrainConfig, describe, load_config, parse_overrides
@@ -358,16 +359,16 @@ def resolve_config(args: argparse.Namespace) -> TrainConfig:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m training.train", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Train a c8env policy by self-play with MaskablePPO (see training/train.py).",
         epilog="config fields (YAML keys, and keys of --set):\n" + describe(),
     )
     parser.add_argument("--config", help="training config YAML (configs/train/<name>.yaml)")
     parser.add_argument("--set", nargs="+", metavar="KEY=VALUE", help="override config fields (values read as YAML)")
-    parser.add_argument("--total-steps", dest="total_steps", type=int, help="shortcut for --set total_steps=N")
-    parser.add_argument("--seed", type=int, help="shortcut for --set seed=N")
-    parser.add_argument("--n-envs", dest="n_envs", type=int, help="shortcut for --set n_envs=N")
+    parser.add_argument("--total-steps", dest="total_steps", type=int_at_least(1), help="shortcut for --set total_steps=N")
+    parser.add_argument("--seed", type=int_at_least(0), help="shortcut for --set seed=N")
+    parser.add_argument("--n-envs", dest="n_envs", type=int_at_least(1), help="shortcut for --set n_envs=N")
     parser.add_argument("--resume", nargs="?", const=True, default=False, metavar="RUN_DIR",
                         help="continue the run from its latest checkpoint (the config's run, or RUN_DIR)")
     parser.add_argument("--overwrite", action="store_true", help="delete an existing run directory and start again")
@@ -389,7 +390,7 @@ def main(argv: list[str] | None = None) -> None:
         os.environ.setdefault("OMP_NUM_THREADS", str(config.torch_threads))
         train(config, resume=bool(args.resume), overwrite=args.overwrite, progress=not args.no_progress)
     except ValueError as err:
-        parser.exit(2, f"train: error: {err}\n")
+        parser.fail(err)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ agent's turn) and always returns a legal action. Specs:
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -61,6 +62,32 @@ def _parse_options(name: str, text: str) -> dict[str, Any]:
     return options
 
 
+class PolicyMismatchWarning(UserWarning):
+    """A policy file is played with a player count or rules other than those it was trained for."""
+
+
+def _checked_policy(agent: PolicyAgent, rules: RuleSet, num_players: int) -> PolicyAgent:
+    """Say so (a :class:`PolicyMismatchWarning`) when a policy is played outside what it was trained for:
+    it still plays (benchmarks do this on purpose), but not silently."""
+    meta = agent.meta
+    made_for = []
+    trained_players = meta.get("num_players")
+    if isinstance(trained_players, int) and trained_players != num_players:
+        made_for.append(f"{trained_players} players (played with {num_players})")
+    trained_rules = meta.get("rules")
+    if isinstance(trained_rules, dict):
+        try:
+            differ = RuleSet.from_dict(trained_rules).differences(rules)
+        except ValueError:
+            differ = ["(unreadable rules in the file)"]
+        if differ:
+            made_for.append(f"other rules (fields that differ: {', '.join(differ)})")
+    if made_for:
+        warnings.warn(f"policy {agent.name!r} was trained for {' and '.join(made_for)}; it plays, but outside "
+                      "what it learned", PolicyMismatchWarning, stacklevel=3)
+    return agent
+
+
 def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players: int = 2,
          seed: int | None = None) -> Agent:
     """An agent from a spec (see the module docstring), seeded with ``seed``."""
@@ -72,7 +99,7 @@ def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players
                 f"agent spec {str(spec)!r}: no such policy file; allowed: {', '.join(available())}, "
                 "or the path of an existing .npz policy file"
             )
-        return PolicyAgent(spec)
+        return _checked_policy(PolicyAgent(spec), rules, num_players)
     if not isinstance(spec, str):
         raise ValueError(f"agent spec {spec!r} must be a string: one of {', '.join(available())} or a .npz path")
     name, _, option_text = spec.partition(":")
@@ -84,9 +111,9 @@ def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players
     if name == "expert":
         return ExpertAgent(rules, num_players, seed=seed, **options)
     if name in shipped_policies():
-        return PolicyAgent(POLICY_DIR / f"{name}.npz")
+        return _checked_policy(PolicyAgent(POLICY_DIR / f"{name}.npz"), rules, num_players)
     raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(available())}, or a path to a .npz policy")
 
 
-__all__ = ["Agent", "ExpertAgent", "GreedyAgent", "PolicyAgent", "RandomAgent", "available", "load",
+__all__ = ["Agent", "PolicyMismatchWarning", "ExpertAgent", "GreedyAgent", "PolicyAgent", "RandomAgent", "available", "load",
            "shipped_policies"]

@@ -26,7 +26,7 @@ from c8env.agents.view import view_from_state
 from c8env.cards import NUM_CARDS, NUM_SUITS, RANKS, SUIT_MASKS, SUITS, card_text
 from c8env.engine import ANY_SUIT, PHASE_NAMES, Phase, State, wild_mask_for
 from c8env.episode import hand_rewards, play_hand
-from c8env.observation import decode_observation
+from c8env.observation import check_observation, decode_observation
 from c8env.rules import RuleSet
 
 
@@ -91,6 +91,7 @@ class ExpertAgent:
         self._known: tuple[int, int] | None = None  # (cards the opponent cannot hold, how many of his cards)
 
     def act(self, observation: dict) -> int:
+        check_observation(observation, "ExpertAgent")
         legal = np.flatnonzero(observation["action_mask"]).tolist()
         if not legal:
             raise ValueError("ExpertAgent.act: the action mask has no legal action (not this agent's turn?)")

@@ -8,6 +8,7 @@ from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, PASS, STOP
 from c8env.agents.view import StateObservation, View, view_of
 from c8env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, SUIT_MASKS, iter_bits
 from c8env.engine import Phase
+from c8env.observation import check_observation
 from c8env.rules import Effect, RuleSet
 
 # Greedy's weights, in card points.
@@ -26,6 +27,7 @@ class RandomAgent:
         self.rng = np.random.default_rng(seed)
 
     def act(self, observation: dict) -> int:
+        check_observation(observation, "RandomAgent")
         if isinstance(observation, StateObservation):
             legal = observation.legal_actions()
         else:
@@ -104,6 +106,7 @@ class GreedyAgent:
         self.rules = rules
 
     def act(self, observation: dict) -> int:
+        check_observation(observation, "GreedyAgent")
         view = view_of(observation)
         if not view.legal:
             raise ValueError("GreedyAgent.act: the action mask has no legal action (not this agent's turn?)")

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from c8env.actions import NUM_ACTIONS
-from c8env.observation import OBS_SIZE
+from c8env.observation import OBS_SIZE, check_observation
 
 FORMAT = "c8env-policy"
 VERSION = 1
@@ -92,6 +92,7 @@ class PolicyAgent:
             )
         _check_layers(path, self.layers)
         self.meta = meta
+        self.name = path.stem
         self.activation = _ACTIVATIONS[meta["activation"]]
 
     def logits(self, vector: np.ndarray) -> np.ndarray:
@@ -105,6 +106,7 @@ class PolicyAgent:
         return x
 
     def act(self, observation: dict) -> int:
+        check_observation(observation, "PolicyAgent")
         mask = np.asarray(observation["action_mask"])
         if not mask.any():
             raise ValueError("PolicyAgent.act: the action mask has no legal action (not this agent's turn?)")
