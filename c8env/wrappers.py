@@ -90,7 +90,14 @@ class SingleAgentEnv(gymnasium.Env):
       TerminateIllegalWrapper: the episode ends with ``illegal_reward`` and
       ``info["illegal_action"]`` names the action; what Gymnasium's and SB3's
       ``check_env`` and learners that cannot mask need) or ``"raise"`` (an illegal
-      learner action raises :class:`c8env.IllegalActionError` and changes nothing).
+      learner action raises :class:`c8env.IllegalActionError` and changes nothing). Either way,
+      what is no action id at all (a bool, float, None, text, an int outside 0..59, an array of
+      several values) is refused with :class:`c8env.actions.ActionTypeError` (a ``TypeError``) or
+      :class:`c8env.actions.ActionRangeError` (a ``ValueError``) and changes nothing; numpy ints
+      and 0-d integer arrays (what ``MaskablePPO.predict()`` returns) are accepted.
+
+    ``gymnasium.make("c8env/SingleAgent-v0", ...)`` builds it once this module is imported
+    (or in one call: ``gymnasium.make("c8env.wrappers:c8env/SingleAgent-v0", ...)``).
 
     An opponent that returns an illegal action raises :class:`c8env.IllegalActionError`
     naming the opponent, its seat and the move.

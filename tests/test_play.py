@@ -149,3 +149,37 @@ def test_cli_plays_from_stdin_and_quits():
     bad = subprocess.run([sys.executable, "-m", "c8env.cli", "play", "--players", "9"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--players: 9 is invalid; allowed: an int from 2 to 7" in bad.stderr
+
+
+# ----- messages a person follows ---------------------------------------------------------------------
+def test_parse_move_says_you_do_not_hold_the_card():
+    hand = [parse_card("8C"), parse_card("TD"), parse_card("QS"), parse_card("2H")]
+    with pytest.raises(ValueError, match=r"'8H': you do not hold 8H; legal: 1 = play 8C"):
+        parse_move("8H", LEGAL, hand)
+    with pytest.raises(ValueError, match=r"'2H' \(play 2H\) is not legal now"):  # held, but it does not fit
+        parse_move("2H", LEGAL, hand)
+
+
+def test_play_shows_direction_effects_and_the_cost_of_declining():
+    from c8env.play import move_label
+
+    ask, say, lines = _scripted(_first_legal_forever())
+    play_game(["greedy"], 3, "uno_like", seed=21, ask=ask, say=say)
+    text = "\n".join(lines)
+    assert "direction clockwise" in text
+    assert re.search(r"\((skips player_\d|.* reverses play: now|.*must draw \d|.* is wild: )", text), text
+    state = State.from_dict({"hands": [["5C"], ["2H", "3H"]], "stock": ["4D"], "discard": ["9C"],
+                             "phase": "announce"}, rules="last_card")
+    assert move_label(state, PASS) == "pass (decline to announce: you draw 2 penalty cards)"
+
+
+def test_demo_is_a_short_narrated_hand_with_a_summary():
+    from c8env.demo import play_demo
+
+    lines: list[str] = []
+    state = play_demo(2, "standard", 7, say=lines.append)
+    assert state.hand_over and len(lines) < 200
+    assert lines[0].startswith("Crazy Eights: 2 players, rules 'standard'")
+    assert any("(greedy)" in line for line in lines) and any("(expert)" in line for line in lines)
+    assert any(line.startswith("Summary: ") for line in lines)
+    assert any("-> " in line for line in lines)  # what special moves did
