@@ -238,6 +238,8 @@ def evaluate(specs: Sequence[str], num_players: int = 2, rules: str | dict | Rul
     """
     num_players = check_num_players(num_players)
     rules = load_rules(rules)
+    if isinstance(specs, (str, Path)):
+        raise TypeError(f"specs={specs!r} is invalid; allowed: a list of agent specs, one per seat (e.g. ['greedy', 'random'])")
     specs = list(specs)
     if not specs or len(specs) > num_players:
         raise ValueError(f"evaluate needs 1 to {num_players} agent specs for {num_players} players, got {specs!r}")

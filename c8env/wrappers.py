@@ -145,6 +145,9 @@ class SingleAgentEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.fixed_seat = None if learner_seat is None else int(learner_seat)
         self.illegal_action = illegal_action
+        if not isinstance(illegal_reward, (int, float, np.integer, np.floating)) or isinstance(illegal_reward, bool) \
+                or not np.isfinite(illegal_reward):
+            raise ValueError(f"illegal_reward={illegal_reward!r} is invalid; allowed: a finite number")
         self.illegal_reward = float(illegal_reward)
         self.observation_space = vector_space()
         self.action_space = spaces.Discrete(NUM_ACTIONS)
@@ -237,6 +240,17 @@ class SingleAgentEnv(gymnasium.Env):
             given = read_state(options["state"], self.rules, self.num_players, seed=0)
             if given.hand_over:
                 raise ValueError("options['state'] has phase 'over'; give a position with a move to make")
+        saved = (dict(vars(self)), dict(vars(self._episode)))
+        try:
+            return self._reset(seed, options)
+        except ValueError:  # refused (a given position that ends before the learner moves): nothing changes
+            vars(self).clear()
+            vars(self).update(saved[0])
+            vars(self._episode).clear()
+            vars(self._episode).update(saved[1])
+            raise
+
+    def _reset(self, seed: int | None, options: dict) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         rng = self.np_random
         n = self.num_players

@@ -263,3 +263,27 @@ def test_evaluate_refuses_bad_workers_and_seed() -> None:
             evaluate(["greedy", "random"], deals=1, workers=workers)
     with pytest.raises(ValueError, match="seed=-1 is invalid"):
         evaluate(["greedy", "random"], deals=1, seed=-1, workers=1)
+
+
+def test_constructor_and_loader_arguments_are_checked() -> None:
+    from c8env import agents
+    from c8env.evaluate import evaluate
+
+    for seed in ("a", -1, 1.5):
+        with pytest.raises(ValueError, match=rf"seed={seed!r} is invalid"):
+            agents.load("random", seed=seed)
+    with pytest.raises(ValueError, match="illegal_reward='x' is invalid; allowed: a finite number"):
+        SingleAgentEnv(illegal_reward="x")
+    with pytest.raises(TypeError, match="specs='greedy' is invalid; allowed: a list of agent specs"):
+        evaluate("greedy", deals=1, workers=1)
+
+
+def test_single_agent_reset_refused_late_changes_nothing() -> None:
+    env = SingleAgentEnv(num_players=2, opponents="greedy", learner_seat=1)
+    env.reset(seed=4)
+    before = (env.state.to_dict(), env.learner_seat)
+    over_first = {"hands": [["5C"], ["KD", "2H"]], "stock": ["4D"], "discard": ["9C"], "current_player": 0}
+    with pytest.raises(ValueError, match="ends .* before the learner"):
+        env.reset(seed=1, options={"state": over_first})  # player 0 (greedy) goes out before the learner moves
+    assert (env.state.to_dict(), env.learner_seat) == before
+    env.step(int(env.action_masks().nonzero()[0][0]))

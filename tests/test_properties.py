@@ -212,3 +212,23 @@ def test_every_preset_plays_to_the_end_from_a_deal(preset: str) -> None:
     for players in (2, 5):
         state = State.new(players, preset, seed=players)
         play_out(state)
+
+
+@SETTINGS
+@given(positions(), st.sampled_from(sorted(State.new(2).to_dict())), JUNK, st.booleans())
+def test_env_resets_refuse_malformed_states_without_change(position: tuple[State, int], key: str, value: Any,
+                                                           single: bool) -> None:
+    from c8env.wrappers import SingleAgentEnv
+
+    state, seed = position
+    n = state.num_players
+    env = SingleAgentEnv(num_players=n, rules=state.rules, opponents="greedy") if single else \
+        c8env.raw_env(num_players=n, rules=state.rules)
+    env.reset(seed=seed % 1000)
+    before = env.unwrapped.state.to_dict()
+    d = dict(state.to_dict(), **{key: value})
+    try:
+        env.reset(seed=1, options={"state": d})
+    except DOCUMENTED as err:
+        assert str(err)
+        assert env.unwrapped.state.to_dict() == before

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from c8env.agents.expert import ExpertAgent
 from c8env.agents.heuristic import GreedyAgent, RandomAgent
 from c8env.agents.policy import PolicyAgent
-from c8env.engine import check_num_players
+from c8env.engine import check_num_players, check_seed
 from c8env.rules import RuleSet, load_rules
 
 POLICY_DIR = Path(__file__).parent / "policies"
@@ -93,6 +93,7 @@ def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players
     """An agent from a spec (see the module docstring), seeded with ``seed``."""
     rules = load_rules(rules)
     num_players = check_num_players(num_players)
+    seed = check_seed(seed)
     if isinstance(spec, Path) or (isinstance(spec, str) and spec.endswith(".npz")):
         if not Path(spec).is_file():
             raise ValueError(
