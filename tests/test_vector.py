@@ -29,7 +29,7 @@ def generator(parts: list[int]) -> np.ndarray:
     for part in parts:
         count += rng.entropy_words(words[count:], np.uint64(part))
     gen = np.zeros(6, dtype=np.uint64)
-    rng.seed_generator(words, count, gen)
+    rng.seed_generator(words, count, gen, np.zeros(16, dtype=np.uint64))
     return gen
 
 
@@ -43,7 +43,7 @@ def test_generator_equals_numpys() -> None:
         count += rng.entropy_words(words[count:], np.uint64(parts[1]))
         count += rng.entropy_words(words[count:], np.uint64(parts[2]))
         state = np.zeros(4, dtype=np.uint64)
-        rng.seed_state(words, count, state)
+        rng.seed_state(words, count, state, np.zeros(16, dtype=np.uint64))
         assert (state == np.random.SeedSequence(parts).generate_state(4, np.uint64)).all()
         ours, theirs = generator(parts), np.random.default_rng(parts)
         assert [rng.next64(ours) for _ in range(3)] == list(theirs.bit_generator.random_raw(3))

@@ -116,6 +116,7 @@ class VectorGames:
         self.truncated = np.zeros(self.num_envs, dtype=bool)
         self._done = np.zeros(self.num_envs, dtype=bool)
         self._sampler = np.zeros(6, dtype=np.uint64)
+        self._scratch = kernels.new_scratch()
         self._has_reset = False
 
     @property
@@ -128,12 +129,12 @@ class VectorGames:
         seed = _check_seed(seed)
         self._table = rule_table(self.rules, self.num_players, self.episode, self.reward, self.max_steps, seed)
         with np.errstate(over="ignore"):
-            kernels.reset_all(self.games, self._table)
+            kernels.reset_all(self.games, self._table, self._scratch)
             self._observe()
             words = np.zeros(16, dtype=np.uint64)
             count = rng.entropy_words(words, np.uint64(seed))
             count += rng.entropy_words(words[count:], np.uint64(2**32 - 1))  # the sampler's own stream
-            rng.seed_generator(words, count, self._sampler)
+            rng.seed_generator(words, count, self._sampler, self._scratch.work)
         self._done[:] = False
         self._has_reset = True
 
@@ -163,7 +164,7 @@ class VectorGames:
                                      f"{int(self.games.current[b])}; legal: {allowed}")
         with np.errstate(over="ignore"):
             kernels.step_all(self.games, self._table, actions, self.rewards, self.terminated, self.truncated,
-                             self.final_observation, self.autoreset)
+                             self.final_observation, self.autoreset, self._scratch)
             self._observe()
         if not self.autoreset:
             self._done |= self.terminated | self.truncated

@@ -27,7 +27,9 @@ def jit(function: F) -> F:
     """Compile ``function`` with numba (no Python objects, no GIL, cached on disk) when available."""
     if not COMPILED:
         return function
-    return numba.njit(cache=True, nogil=True)(function)
+    # _nrt=False: no reference counting. The kernels take tuples of many arrays and allocate nothing; with
+    # counting on, every call that branches pays an increment and a decrement per array (measured: 5x slower).
+    return numba.njit(cache=True, nogil=True, _nrt=False)(function)
 
 
 def inline(function: F) -> F:

@@ -81,6 +81,23 @@ def new_games(size: int, num_players: int) -> Games:
                  z(size), z(size))
 
 
+class Scratch(NamedTuple):
+    """Work space of the kernels (they allocate nothing, so they run without reference counting)."""
+
+    gen: np.ndarray  # uint64[6] a generator
+    words: np.ndarray  # uint64[16] entropy words
+    order: np.ndarray  # int64[104] a permutation
+    seeds: np.ndarray  # uint64[4]
+    work: np.ndarray  # uint64[16]
+    row: np.ndarray  # float64[7] one game's rewards
+
+
+def new_scratch() -> Scratch:
+    """Work space for one caller of the kernels."""
+    return Scratch(np.zeros(6, dtype=np.uint64), np.zeros(16, dtype=np.uint64), np.zeros(MAX_CARDS, dtype=np.int64),
+                   np.zeros(4, dtype=np.uint64), np.zeros(16, dtype=np.uint64), np.zeros(7, dtype=np.float64))
+
+
 class Table(NamedTuple):
     """The rules (per-card tables and settings as ints) and the episode settings the kernels read."""
 
@@ -173,22 +190,24 @@ def _set_wild(g: Games, b: int, t: Table) -> None:
 
 
 @jit
-def _generator(g: Games, b: int, stream: int, gen: np.ndarray, words: np.ndarray) -> None:
-    """``gen`` = the scalar engine's ``default_rng([entropy, hands_played, stream])``."""
+def _generator(g: Games, b: int, stream: int, s: Scratch) -> None:
+    """``s.gen`` = the scalar engine's ``default_rng([entropy, hands_played, stream])``."""
+    words = s.words
     count = g.entropy_len[b]
     for i in range(count):
         words[i] = g.entropy[b, i]
     count += rng.entropy_words(words[count:], np.uint64(g.hands_played[b]))
     count += rng.entropy_words(words[count:], np.uint64(stream))
-    rng.seed_generator(words, count, gen)
+    rng.seed_generator(words, count, s.gen, s.work)
 
 
 # ----- deals ------------------------------------------------------------------------------------------
 @jit
-def _deal(g: Games, b: int, t: Table, gen: np.ndarray, order: np.ndarray) -> None:
+def _deal(g: Games, b: int, t: Table, s: Scratch) -> None:
     n = t.num_players
     total = NUM_CARDS * t.decks
-    rng.permute(gen, order, total)
+    order = s.order
+    rng.permute(s.gen, order, total)
     for i in range(total):
         g.stock[b, i] = order[i] % NUM_CARDS  # the deck is 0..51 repeated per deck
     length = total
@@ -245,34 +264,34 @@ def _deal(g: Games, b: int, t: Table, gen: np.ndarray, order: np.ndarray) -> Non
 
 
 @jit
-def new_game(g: Games, b: int, t: Table, entropy: np.uint64, gen: np.ndarray, words: np.ndarray,
-             order: np.ndarray) -> None:
+def new_game(g: Games, b: int, t: Table, entropy: np.uint64, s: Scratch) -> None:
     """Deal the first hand of a match seeded ``entropy`` (the scalar ``State.new(seed=entropy)``)."""
     g.entropy_len[b] = rng.entropy_words(g.entropy[b], entropy)
     g.hands_played[b] = 0
     for p in range(t.num_players):
         g.scores[b, p] = 0
         g.countdown[b, p] = 8
-    _generator(g, b, 0, gen, words)
-    g.dealer[b] = rng.below(gen, t.num_players)
-    _deal(g, b, t, gen, order)
+    _generator(g, b, 0, s)
+    g.dealer[b] = rng.below(s.gen, t.num_players)
+    _deal(g, b, t, s)
 
 
 @jit
-def next_hand(g: Games, b: int, t: Table, gen: np.ndarray, words: np.ndarray, order: np.ndarray) -> None:
+def next_hand(g: Games, b: int, t: Table, s: Scratch) -> None:
     """Deal the next hand of the match (the deal passes to the left)."""
     g.dealer[b] = (g.dealer[b] + 1) % t.num_players
-    _generator(g, b, 0, gen, words)
-    _deal(g, b, t, gen, order)
+    _generator(g, b, 0, s)
+    _deal(g, b, t, s)
 
 
 @jit
-def episode_seed(t: Table, b: int, episode: int, words: np.ndarray, out: np.ndarray) -> np.uint64:
+def episode_seed(t: Table, b: int, episode: int, s: Scratch) -> np.uint64:
     """``derive_seed(seed, b, episode)``: the seed of a slot's episode."""
+    words, out = s.words, s.seeds
     count = rng.entropy_words(words, np.uint64(t.seed))
     count += rng.entropy_words(words[count:], np.uint64(b))
     count += rng.entropy_words(words[count:], np.uint64(episode))
-    rng.seed_state(words, count, out)
+    rng.seed_state(words, count, out, s.work)
     return out[0]
 
 
@@ -374,12 +393,13 @@ def _end_hand(g: Games, b: int, t: Table, winner: int, reason: int) -> None:
 
 
 @jit
-def _reshuffle(g: Games, b: int, gen: np.ndarray, words: np.ndarray, order: np.ndarray) -> None:
+def _reshuffle(g: Games, b: int, s: Scratch) -> None:
     top = g.discard[b, g.discard_len[b] - 1]
     rest = g.discard_len[b] - 1
     g.reshuffles[b] += 1
-    _generator(g, b, g.reshuffles[b], gen, words)
-    rng.permute(gen, order, rest)
+    _generator(g, b, g.reshuffles[b], s)
+    order = s.order
+    rng.permute(s.gen, order, rest)
     for i in range(rest):
         g.stock[b, i] = g.discard[b, order[i]]
     g.stock_len[b] = rest
@@ -394,9 +414,9 @@ def _pop_stock(g: Games, b: int) -> int:
 
 
 @jit
-def _draw(g: Games, b: int, p: int, gen: np.ndarray, words: np.ndarray, order: np.ndarray) -> None:
+def _draw(g: Games, b: int, p: int, s: Scratch) -> None:
     if g.stock_len[b] == 0:
-        _reshuffle(g, b, gen, words, order)
+        _reshuffle(g, b, s)
     _add(g, b, p, _pop_stock(g, b))
     g.draws[b] += 1
     g.passes[b] = 0
@@ -405,8 +425,7 @@ def _draw(g: Games, b: int, p: int, gen: np.ndarray, words: np.ndarray, order: n
 
 
 @jit
-def _penalty_draw(g: Games, b: int, t: Table, p: int, count: int, gen: np.ndarray, words: np.ndarray,
-                  order: np.ndarray) -> int:
+def _penalty_draw(g: Games, b: int, t: Table, p: int, count: int, s: Scratch) -> int:
     """Draw a penalty; returns the cards drawn, or -1 if the empty stock ended the hand."""
     drawn = 0
     for _ in range(count):
@@ -416,15 +435,15 @@ def _penalty_draw(g: Games, b: int, t: Table, p: int, count: int, gen: np.ndarra
                 return -1
             if t.stock_exhausted == 1 or g.discard_len[b] < 2:
                 break
-            _reshuffle(g, b, gen, words, order)
+            _reshuffle(g, b, s)
         _add(g, b, p, _pop_stock(g, b))
         drawn += 1
     return drawn
 
 
 @jit
-def _take_penalty(g: Games, b: int, t: Table, p: int, gen: np.ndarray, words: np.ndarray, order: np.ndarray) -> None:
-    drawn = _penalty_draw(g, b, t, p, g.pending[b], gen, words, order)
+def _take_penalty(g: Games, b: int, t: Table, p: int, s: Scratch) -> None:
+    drawn = _penalty_draw(g, b, t, p, g.pending[b], s)
     if drawn < 0:
         return
     g.pending[b] = 0
@@ -479,7 +498,7 @@ def _play(g: Games, b: int, t: Table, p: int, card: int) -> None:
 
 
 @jit
-def apply(g: Games, b: int, t: Table, action: int, gen: np.ndarray, words: np.ndarray, order: np.ndarray) -> None:
+def apply(g: Games, b: int, t: Table, action: int, s: Scratch) -> None:
     """Apply a legal action of game ``b``'s player to act (legality is checked by the caller)."""
     p = g.current[b]
     phase = g.phase[b]
@@ -488,9 +507,9 @@ def apply(g: Games, b: int, t: Table, action: int, gen: np.ndarray, words: np.nd
             _play(g, b, t, p, action)
         elif action == DRAW:
             if g.pending[b]:
-                _take_penalty(g, b, t, p, gen, words, order)
+                _take_penalty(g, b, t, p, s)
             else:
-                _draw(g, b, p, gen, words, order)
+                _draw(g, b, p, s)
         elif action == PASS:
             _pass(g, b, t, p)
         else:
@@ -502,7 +521,7 @@ def apply(g: Games, b: int, t: Table, action: int, gen: np.ndarray, words: np.nd
         else:
             _after_play(g, b, t, p)
     else:  # ANNOUNCE_PHASE
-        if action == PASS and _penalty_draw(g, b, t, p, t.last_card_penalty, gen, words, order) < 0:
+        if action == PASS and _penalty_draw(g, b, t, p, t.last_card_penalty, s) < 0:
             return
         _end_turn_after_play(g, b, t)
 
@@ -618,49 +637,40 @@ def encode(g: Games, b: int, t: Table, seat: int, obs: np.ndarray) -> None:
 
 # ----- the batch step ---------------------------------------------------------------------------------
 @jit
-def start_episode(g: Games, b: int, t: Table, scratch: tuple) -> None:
+def start_episode(g: Games, b: int, t: Table, s: Scratch) -> None:
     """Slot ``b``'s next episode: a new game seeded ``derive_seed(seed, b, episodes[b])``."""
-    gen, words, order, seeds = scratch
-    entropy = episode_seed(t, b, g.episodes[b], words, seeds)
+    entropy = episode_seed(t, b, g.episodes[b], s)
     g.episodes[b] += 1
-    new_game(g, b, t, entropy, gen, words, order)
+    new_game(g, b, t, entropy, s)
 
 
 @jit
-def make_scratch() -> tuple:
-    return (np.zeros(6, dtype=np.uint64), np.zeros(16, dtype=np.uint64), np.zeros(MAX_CARDS, dtype=np.int64),
-            np.zeros(4, dtype=np.uint64))
-
-
-@jit
-def reset_all(g: Games, t: Table) -> None:
+def reset_all(g: Games, t: Table, s: Scratch) -> None:
     """Start every slot's first episode."""
-    scratch = make_scratch()
     for b in range(g.current.shape[0]):
         g.episodes[b] = 0
-        start_episode(g, b, t, scratch)
+        start_episode(g, b, t, s)
 
 
 @jit
 def step_all(g: Games, t: Table, actions: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
-             truncated: np.ndarray, final_obs: np.ndarray, autoreset: bool) -> None:
+             truncated: np.ndarray, final_obs: np.ndarray, autoreset: bool, s: Scratch) -> None:
     """One move in every game: rewards[B, P] of hands that end, terminated/truncated flags, the last
     observation of each finished episode (its player to act's view) in ``final_obs``, and with
     ``autoreset`` a finished episode's slot is dealt its next game at once."""
-    scratch = make_scratch()
-    gen, words, order, _ = scratch
-    row = np.zeros(t.num_players, dtype=np.float64)
+    row = s.row
     for b in range(g.current.shape[0]):
         rewards[b, :] = 0.0
         terminated[b] = False
         truncated[b] = False
-        apply(g, b, t, actions[b], gen, words, order)
+        apply(g, b, t, actions[b], s)
         g.hand_steps[b] += 1
         if g.phase[b] == OVER:
             hand_rewards(g, b, t, row)
-            rewards[b, :] = row
+            for p in range(t.num_players):
+                rewards[b, p] = row[p]
             if t.match and not match_over(g, b, t):
-                next_hand(g, b, t, gen, words, order)
+                next_hand(g, b, t, s)
             else:
                 terminated[b] = True
         elif g.hand_steps[b] >= t.max_steps:
@@ -668,7 +678,7 @@ def step_all(g: Games, t: Table, actions: np.ndarray, rewards: np.ndarray, termi
         if terminated[b] or truncated[b]:
             encode(g, b, t, g.current[b], final_obs[b])
             if autoreset:
-                start_episode(g, b, t, scratch)
+                start_episode(g, b, t, s)
 
 
 @jit
@@ -702,6 +712,6 @@ def random_actions(masks: np.ndarray, gen: np.ndarray, out: np.ndarray) -> None:
                 pick -= 1
 
 
-__all__ = ["END_REASONS", "Games", "MAX_CARDS", "OBS_SIZE", "Table", "apply", "encode", "hand_rewards", "legal_mask",
+__all__ = ["END_REASONS", "Games", "MAX_CARDS", "OBS_SIZE", "Scratch", "Table", "new_scratch", "apply", "encode", "hand_rewards", "legal_mask",
            "match_over", "match_winner", "new_game", "new_games", "observe_all", "random_actions", "reset_all",
            "step_all"]

@@ -61,10 +61,11 @@ def entropy_words(words: np.ndarray, value: np.uint64) -> int:
 
 
 @jit
-def seed_state(words: np.ndarray, count: int, out: np.ndarray) -> None:
-    """``SeedSequence(words[:count]).generate_state(4, np.uint64)`` into ``out`` (4 uint64)."""
-    pool = np.zeros(_POOL, dtype=np.uint64)
-    const = np.empty(1, dtype=np.uint64)
+def seed_state(words: np.ndarray, count: int, out: np.ndarray, work: np.ndarray) -> None:
+    """``SeedSequence(words[:count]).generate_state(4, np.uint64)`` into ``out`` (4 uint64); ``work``: 5 uint64
+    of scratch space (the kernels allocate nothing)."""
+    pool = work[:_POOL]
+    const = work[_POOL:_POOL + 1]
     const[0] = _INIT_A
     for i in range(_POOL):
         pool[i] = _hashmix(words[i] if i < count else _ZERO, const)
@@ -110,10 +111,11 @@ def _step(gen: np.ndarray) -> None:
 
 
 @jit
-def seed_generator(words: np.ndarray, count: int, gen: np.ndarray) -> None:
-    """``gen`` = the state of ``np.random.default_rng(list of ints whose words are words[:count])``."""
-    seeds = np.empty(4, dtype=np.uint64)
-    seed_state(words, count, seeds)
+def seed_generator(words: np.ndarray, count: int, gen: np.ndarray, work: np.ndarray) -> None:
+    """``gen`` = the state of ``np.random.default_rng(list of ints whose words are words[:count])``; ``work``:
+    9 uint64 of scratch space."""
+    seeds = work[5:9]
+    seed_state(words, count, seeds, work)
     # pcg64_srandom_r: state = 0; inc = (initseq << 1) | 1; step; state += initstate; step
     gen[2] = (seeds[2] << _ONE) | (seeds[3] >> np.uint64(63))
     gen[3] = (seeds[3] << _ONE) | _ONE
