@@ -153,9 +153,12 @@ def _env_makers() -> dict[str, Callable[[], object] | None]:
         "no-op env, PettingZoo wrappers": _noop_env,
     }
     try:
+        import pyspiel
         from shimmy import OpenSpielCompatibilityV0
 
-        makers["Shimmy OpenSpiel crazy_eights"] = lambda: OpenSpielCompatibilityV0(game_name="crazy_eights")
+        # 2 players, as c8env here (OpenSpiel's crazy_eights defaults to 5): the same table on both sides
+        makers["Shimmy OpenSpiel crazy_eights"] = lambda: OpenSpielCompatibilityV0(
+            game=pyspiel.load_game("crazy_eights", {"players": 2}))
     except ImportError:
         makers["Shimmy OpenSpiel crazy_eights"] = None
     try:
@@ -228,14 +231,45 @@ def bench_engine(decisions: int) -> None:
         print(f"{num_players:>7} | {ours:12,.0f} | {other} | {ratio}")
 
 
+def vector_steps(num_players: int, batch: int, steps: int, seed: int, observations: bool = True) -> float:
+    """Game steps per second of the batched engine under masked-random play (all games step together)."""
+    from c8env.vector import VectorGames
+
+    games = VectorGames(batch, num_players, observations=observations)
+    games.reset(seed)
+    rounds = max(1, steps // batch)
+    start = time.perf_counter()
+    for _ in range(rounds):
+        games.step(games.random_actions())
+    return rounds * batch / (time.perf_counter() - start)
+
+
+def bench_vector(steps: int) -> None:
+    """The batched engine at B = 1, 64, 1024 with and without observations, beside the scalar engine."""
+    from c8env.vector import COMPILED
+
+    vector_steps(2, 2, 2, 0)  # compile the kernels (or load them from the cache) before timing
+    print(f"vector: masked-random play, standard rules, game steps/s, median of {RUNS} runs of ~{steps:,} steps"
+          f" (numba {'on' if COMPILED else 'OFF: plain Python kernels'})")
+    print(f"{'players':>7} | {'batch':>5} | {'obs + mask':>12} | {'mask only':>12} | {'scalar engine':>13}")
+    for num_players in (2, 4):
+        scalar = median_rate(engine_decisions, num_players, min(steps, 100_000))
+        for batch in (1, 64, 1024):
+            with_obs = statistics.median(vector_steps(num_players, batch, steps, run) for run in range(RUNS))
+            without = statistics.median(vector_steps(num_players, batch, steps, run, False) for run in range(RUNS))
+            print(f"{num_players:>7} | {batch:>5} | {with_obs:12,.0f} | {without:12,.0f} | {scalar:13,.0f}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser (the README's commands are checked against it)."""
     parser = Parser(prog="c8env speed", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["engine", "env", "expert", "all"], help="what to benchmark")
+    parser.add_argument("what", choices=["engine", "env", "expert", "vector", "all"], help="what to benchmark")
     parser.add_argument("--hands", type=int_at_least(1), default=50, help="hands for the expert timing")
     parser.add_argument("--spec", default="expert", help="search agent spec for the expert timing")
     parser.add_argument("--decisions", type=int_at_least(1), default=200_000, help="engine decisions per run")
     parser.add_argument("--steps", type=int_at_least(1), default=30_000, help="env steps per run")
+    parser.add_argument("--vector-steps", type=int_at_least(1), default=200_000,
+                        help="game steps per run of the batched engine")
     return parser
 
 
@@ -253,6 +287,8 @@ def main(argv: list[str] | None = None) -> None:
         bench_engine(args.decisions)
     if args.what in ("env", "all"):
         bench_env(args.steps)
+    if args.what in ("vector", "all"):
+        bench_vector(args.vector_steps)
     if args.what in ("expert", "all"):
         bench_expert(args.hands, args.spec)
 
