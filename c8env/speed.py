@@ -244,6 +244,33 @@ def vector_steps(num_players: int, batch: int, steps: int, seed: int, observatio
     return rounds * batch / (time.perf_counter() - start)
 
 
+def openspiel_cpp_decisions(num_players: int, games: int, seed: int) -> float | None:
+    """Decisions per second of OpenSpiel's own C++ random loop (``pyspiel.evaluate_bots`` with C++ uniform
+    random bots: no Python per move, no observations); None if not installed. Decisions per game are
+    counted on the same number of games played from Python (same distribution: uniformly random play)."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game("crazy_eights", {"players": num_players})
+    bots = [pyspiel.make_uniform_random_bot(p, seed + p) for p in range(num_players)]
+    start = time.perf_counter()
+    for i in range(games):
+        pyspiel.evaluate_bots(game.new_initial_state(), bots, seed * 1_000_003 + i)
+    seconds = time.perf_counter() - start
+    rng, decisions = random.Random(seed), 0
+    for _ in range(games):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes, probs = zip(*state.chance_outcomes(), strict=True)
+                state.apply_action(rng.choices(outcomes, probs)[0])
+            else:
+                state.apply_action(rng.choice(state.legal_actions()))
+                decisions += 1
+    return decisions / seconds
+
+
 def bench_vector(steps: int) -> None:
     """The batched engine at B = 1, 64, 1024 with and without observations, beside the scalar engine."""
     from c8env.vector import COMPILED
@@ -258,6 +285,9 @@ def bench_vector(steps: int) -> None:
             with_obs = statistics.median(vector_steps(num_players, batch, steps, run) for run in range(RUNS))
             without = statistics.median(vector_steps(num_players, batch, steps, run, False) for run in range(RUNS))
             print(f"{num_players:>7} | {batch:>5} | {with_obs:12,.0f} | {without:12,.0f} | {scalar:13,.0f}")
+        cpp = median_rate(openspiel_cpp_decisions, num_players, 300)
+        if cpp:
+            print(f"{num_players:>7} | OpenSpiel's C++ random loop (no observations): {cpp:,.0f} decisions/s")
 
 
 def build_parser() -> argparse.ArgumentParser:
