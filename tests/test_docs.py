@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import shlex
 import subprocess
@@ -43,7 +44,9 @@ def blocks(language: str) -> list[tuple[str, int, str]]:
 def test_python_blocks_run(name: str, line: int, code: str, tmp_path: Path) -> None:
     script = tmp_path / "block.py"
     script.write_text(code)
-    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}  # torch in each SB3 worker would otherwise take every core
+    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=300)
     assert result.returncode == 0, f"{name} line {line}:\n{code}\n{result.stderr[-3000:]}"
 
 
