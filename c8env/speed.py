@@ -153,12 +153,11 @@ def _env_makers() -> dict[str, Callable[[], object] | None]:
         "no-op env, PettingZoo wrappers": _noop_env,
     }
     try:
-        import pyspiel
         from shimmy import OpenSpielCompatibilityV0
 
         # 2 players, as c8env here (OpenSpiel's crazy_eights defaults to 5): the same table on both sides
         makers["Shimmy OpenSpiel crazy_eights"] = lambda: OpenSpielCompatibilityV0(
-            game=pyspiel.load_game("crazy_eights", {"players": 2}))
+            game_name="crazy_eights", config={"players": 2})
     except ImportError:
         makers["Shimmy OpenSpiel crazy_eights"] = None
     try:
