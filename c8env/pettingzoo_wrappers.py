@@ -17,6 +17,8 @@ from typing import Any
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from c8env.actions import NUM_ACTIONS
+
 _AEC_ATTRIBUTES = (
     "agent_selection", "agents", "possible_agents", "rewards", "terminations", "truncations", "infos",
     "_cumulative_rewards", "num_agents", "max_num_agents",
@@ -53,11 +55,12 @@ def _fast_wrapper(base: type, order_enforcing: bool = False) -> type:
             array of several values) with a ``TypeError``/``ValueError`` naming it and the legal actions,
             before the inner wrappers see it; integer-like actions (numpy ints, 0-d arrays) pass on as ints.
             A legal-range move that is illegal now still gets TerminateIllegalWrapper's penalty."""
-            env = self._base_env
-            if self._has_reset and env.agents:
-                agent = env.agent_selection
-                if not (env.terminations[agent] or env.truncations[agent]):
-                    action = env.state.check_action(action)
+            if type(action) is not int or not 0 <= action < NUM_ACTIONS:  # the common case costs one check
+                env = self._base_env
+                if self._has_reset and env.agents:
+                    agent = env.agent_selection
+                    if not (env.terminations[agent] or env.truncations[agent]):
+                        action = env.state.check_action(action)
             base.step(self, action)
 
         attrs["step"] = step

@@ -21,14 +21,14 @@ class ActionSpace(spaces.Discrete):
     nothing is legal), drawing from the space's own seeded ``np_random``.
     """
 
-    def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None) -> np.int64:
+    def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None) -> int | np.int64:
         if mask is None or probability is not None or not isinstance(mask, np.ndarray) or mask.dtype != np.int8 \
                 or mask.shape != (self.n,):
             return super().sample(mask, probability)  # the standard checks and errors
         legal = np.flatnonzero(mask)
         if legal.size == 0 or mask.sum() != legal.size:  # nothing legal, or values other than 0/1
             return super().sample(mask)
-        return self.start + legal[int(self.np_random.random() * legal.size)]
+        return int(self.start + legal[int(self.np_random.random() * legal.size)])  # a plain int: no conversion later
 
     def contains(self, x: Any) -> bool:
         if type(x) is int or isinstance(x, np.integer):
