@@ -52,11 +52,9 @@ _STOCK_MODES = {"reshuffle": 0, "pass": 1, "end": 2}
 def rule_table(rules: RuleSet, num_players: int, episode: str = "hand", reward: str = "win",
                max_steps: int = 100_000, seed: int = 0) -> kernels.Table:
     """The kernels' view of a rule set and episode settings."""
+    State.new(num_players, rules, seed=0)  # the engine's own check that the deal fits the decks
     deal_size = rules.deal_size(num_players)
     decks = rules.num_decks(num_players)
-    needed = (8 * num_players if rules.countdown else deal_size * num_players) + 1
-    if needed > decks * NUM_CARDS:
-        State.new(num_players, rules, seed=0)  # raises the engine's own message
     return kernels.Table(
         points=np.array(rules.point_table, dtype=np.int64),
         effects=np.array(rules.effect_table, dtype=np.int64),
@@ -105,7 +103,6 @@ class VectorGames:
         self.episode, self.reward = episode, reward
         self.autoreset = bool(autoreset)
         self.observations = bool(observations)
-        self.compiled = COMPILED
         self._table = rule_table(self.rules, self.num_players, episode, reward, self.max_steps, 0)
         self.games = kernels.new_games(self.num_envs, self.num_players)
         self.observation = np.zeros((self.num_envs, OBS_SIZE), dtype=np.float32)

@@ -158,15 +158,22 @@ def _set_top(g: Games, b: int, suit: int, rank: int) -> None:
 
 
 @jit
+def _lowest_card(cards: int) -> int:
+    """The smallest card id in a non-empty card set."""
+    low = cards & -cards
+    card = 0
+    while (np.int64(1) << card) != low:
+        card += 1
+    return card
+
+
+@jit
 def _card_set_points(cards: int, t: Table) -> int:
     total = 0
     while cards:
-        low = cards & -cards
-        card = 0
-        while (np.int64(1) << card) != low:
-            card += 1
+        card = _lowest_card(cards)
         total += t.points[card]
-        cards ^= low
+        cards ^= np.int64(1) << card
     return total
 
 
@@ -628,11 +635,7 @@ def encode(g: Games, b: int, t: Table, seat: int, obs: np.ndarray) -> None:
             obs[_COUNTDOWN + k] = g.countdown[b, other]
     wild = g.wild[b, seat]
     if wild:
-        low = wild & -wild
-        card = 0
-        while (np.int64(1) << card) != low:
-            card += 1
-        obs[_WILD + card] = 1.0
+        obs[_WILD + _lowest_card(wild)] = 1.0  # the clubs card of the wild rank: its rank index
 
 
 # ----- the batch step ---------------------------------------------------------------------------------
