@@ -1,0 +1,388 @@
+"""One learner seat per game, the other seats played in batch: the core of the batched single-agent envs.
+
+:class:`LearnerGames` holds ``num_envs`` games in the kernels' arrays (:mod:`c8env.vector.kernels`)
+and gives each one learning seat; built-in opponents (``random``, ``greedy``, NumPy policy
+files) fill the other seats and are played for all games at once, one batched call per
+opponent move, until every game waits for its learner again. It follows
+:class:`c8env.wrappers.SingleAgentEnv` episode for episode:
+
+* slot ``b`` has its own ``numpy.random.Generator``, seeded ``seed + b`` (Gymnasium's and
+  Stable-Baselines3's per-env seeds), drawing what ``SingleAgentEnv.reset`` draws in the same
+  order: the learner's seat, the opponents (a pool callable gets a generator seeded from it),
+  the opponents' seeds, then the deal seed; the game is ``State.new(num_players, rules,
+  seed=deal_seed)``. So slot ``b`` with greedy or policy opponents plays exactly the episodes
+  of ``SingleAgentEnv`` reset with ``seed + b`` once and then without a seed;
+* a learner's reward is its own, summed over everything since its previous decision;
+  a deal whose episode ends before the learner's first decision is replaced by the next deal
+  seed (``skipped``), and in match mode the reward of hands finished before that decision is
+  added to the first step;
+* same-step autoreset: a step that ends an episode returns its reward and flags with the new
+  episode's first observation; :attr:`final_observation` holds the learner's view of the
+  finished game, :attr:`results` its last hand (``hand_winner``, ``end_reason``, ``scores``,
+  ``match_winner``).
+
+``random`` opponents draw from one generator of the batch (seeded from the reset seeds), not
+from per-seat ``RandomAgent`` generators, so they are reproducible but not the scalar env's
+moves. NumPy and the kernels only: no Gymnasium here (:mod:`c8env.vector_env` builds on it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from c8env.actions import NUM_ACTIONS, action_text
+from c8env.agents import GreedyAgent, PolicyAgent, RandomAgent, load
+from c8env.engine import IllegalActionError, check_num_players, check_seed
+from c8env.episode import check_episode_args
+from c8env.observation import OBS_SIZE
+from c8env.rules import RuleSet, load_rules
+from c8env.vector import kernels, rng, rule_table
+from c8env.vector.jit import jit
+
+#: Deals tried for one episode before giving up when each ends before the learner's first decision.
+MAX_REDEALS = 1_000
+_SEED_BOUND = 2**63
+#: Opponent kinds as ints in :attr:`LearnerGames.opponent_kind`; policies are ``POLICY + index``.
+LEARNER, RANDOM, GREEDY, POLICY = -1, 0, 1, 2
+
+
+class Results(NamedTuple):
+    """Per game, what the last hand that ended in the step left (``hand_over`` says which games have one)."""
+
+    hand_over: np.ndarray  # bool[B]
+    hand_winner: np.ndarray  # int64[B], -1: nobody (a tied blocked hand)
+    end_reason: np.ndarray  # int64[B], index into kernels.END_REASONS
+    scores: np.ndarray  # int64[B, P] after that hand
+    match_winner: np.ndarray  # int64[B], -1: none (not a finished match, or a tie)
+
+
+def _results(size: int, num_players: int) -> Results:
+    return Results(np.zeros(size, dtype=bool), np.full(size, -1, dtype=np.int64), np.zeros(size, dtype=np.int64),
+                   np.zeros((size, num_players), dtype=np.int64), np.full(size, -1, dtype=np.int64))
+
+
+@jit
+def play(g: kernels.Games, t: kernels.Table, actions: np.ndarray, active: np.ndarray, seats: np.ndarray,
+         reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, res: Results,
+         final_obs: np.ndarray, s: kernels.Scratch) -> None:
+    """One move in each ``active`` game, without autoreset: ``seats[b]``'s reward is added to ``reward[b]``,
+    a hand's end is written to ``res``, and an episode's end sets its flag and ``final_obs[b]`` (``seats[b]``'s
+    view of the finished game)."""
+    row = s.row
+    for b in range(g.current.shape[0]):
+        if not active[b]:
+            continue
+        kernels.apply(g, b, t, actions[b], s)
+        g.hand_steps[b] += 1
+        if g.phase[b] == kernels.OVER:
+            kernels.hand_rewards(g, b, t, row)
+            reward[b] += row[seats[b]]
+            res.hand_over[b] = True
+            res.hand_winner[b] = g.winner[b]
+            res.end_reason[b] = g.end_reason[b]
+            for p in range(t.num_players):
+                res.scores[b, p] = g.scores[b, p]
+            if t.match and not kernels.match_over(g, b, t):
+                kernels.next_hand(g, b, t, s)
+            else:
+                terminated[b] = True
+                if t.match:
+                    res.match_winner[b] = kernels.match_winner(g, b, t)
+        elif g.hand_steps[b] >= t.max_steps:
+            truncated[b] = True
+        if terminated[b] or truncated[b]:
+            kernels.encode(g, b, t, seats[b], final_obs[b])
+
+
+@jit
+def deal(g: kernels.Games, t: kernels.Table, which: np.ndarray, seeds: np.ndarray, s: kernels.Scratch) -> None:
+    """Game ``b`` becomes ``State.new(num_players, rules, seed=seeds[b])`` for each ``which[b]``."""
+    for b in range(g.current.shape[0]):
+        if which[b]:
+            kernels.new_game(g, b, t, seeds[b], s)
+
+
+class _Buffers:
+    """What one pass of moves accumulates: rewards, episode ends, hand results, final views."""
+
+    def __init__(self, size: int, num_players: int) -> None:
+        self.reward = np.zeros(size, dtype=np.float64)
+        self.terminated = np.zeros(size, dtype=bool)
+        self.truncated = np.zeros(size, dtype=bool)
+        self.results = _results(size, num_players)
+        self.final_observation = np.zeros((size, OBS_SIZE), dtype=np.float32)
+
+    def clear(self) -> None:
+        self.reward[:] = 0.0
+        self.terminated[:] = False
+        self.truncated[:] = False
+        self.results.hand_over[:] = False
+        self.results.match_winner[:] = -1
+
+
+def _is_agent(obj: Any) -> bool:
+    return callable(getattr(obj, "act", None))
+
+
+class LearnerGames:
+    """``num_envs`` games, each with one learner seat against batched opponents (see the module docstring).
+
+    ``opponents``: ``"random"``, ``"greedy"``, a NumPy policy (a ``.npz`` path, a shipped policy name,
+    a :class:`c8env.agents.PolicyAgent`) for every opponent seat; a list of those, one per opponent
+    seat clockwise from the learner; or a callable ``(rng) -> any of those`` called at each episode's
+    start (opponent pools). Other agents (``expert``, objects with ``act``) cannot be batched and are
+    refused. ``learner_seat``: None (drawn per episode) or a fixed seat.
+    """
+
+    def __init__(self, num_envs: int, num_players: int = 2, rules: str | dict | RuleSet = "standard",
+                 episode: str = "hand", reward: str = "win", max_steps: int | None = None,
+                 opponents: Any = "random", learner_seat: int | None = None) -> None:
+        if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
+            raise ValueError(f"num_envs={num_envs!r} is invalid; allowed: an int >= 1")
+        self.num_envs = size = int(num_envs)
+        self.num_players = n = check_num_players(num_players)
+        self.rules = load_rules(rules)
+        self.max_steps = check_episode_args(episode, reward, max_steps)
+        self.episode, self.reward_type = episode, reward
+        if learner_seat is not None and (not isinstance(learner_seat, (int, np.integer))
+                                         or isinstance(learner_seat, bool) or not 0 <= learner_seat < n):
+            raise ValueError(f"learner_seat={learner_seat!r} is invalid; allowed: None or an int from 0 to {n - 1}")
+        self.fixed_seat = None if learner_seat is None else int(learner_seat)
+        self.table = rule_table(self.rules, n, episode, reward, self.max_steps)  # its batch seed is unused: deals are seeded
+        self.games = kernels.new_games(size, n)
+        self.scratch = kernels.new_scratch()
+        self.policies: list[PolicyAgent] = []
+        self._policy_index: dict[str, int] = {}
+        self._source: Callable[[np.random.Generator], Any] | None = None
+        self._fixed: list[int] | None = None
+        self._fixed_entries: list[Any] = []
+        if callable(opponents) and not _is_agent(opponents):
+            self._source = opponents
+        else:  # validated (and policy files loaded) now: a bad spec fails at construction
+            self._fixed_entries = self._entries(opponents)
+            self._fixed = [self._kind(entry) for entry in self._fixed_entries]
+
+        self.learner_seat = np.zeros(size, dtype=np.int64)
+        #: Kind of each seat's player per game (LEARNER, RANDOM, GREEDY or POLICY + index into ``policies``).
+        self.opponent_kind = np.full((size, n), LEARNER, dtype=np.int64)
+        #: Opponent specs of each game's episode, clockwise from the learner.
+        self.opponents: list[list[Any]] = [[] for _ in range(size)]
+        #: Opponent specs of the episodes that ended in the last step (None for the others).
+        self.final_opponents: list[list[Any] | None] = [None] * size
+        #: Deals replaced at the start of each game's episode (it ended before the learner's first decision).
+        self.skipped = np.zeros(size, dtype=np.int64)
+        self.observation = np.zeros((size, OBS_SIZE), dtype=np.float32)
+        self.action_mask = np.zeros((size, NUM_ACTIONS), dtype=np.int8)
+        self._step = _Buffers(size, n)
+        self._start = _Buffers(size, n)
+        self._pending = np.zeros(size, dtype=np.float64)
+        self._deal_seeds = np.zeros(size, dtype=np.uint64)
+        self._opp_obs = np.zeros((size, OBS_SIZE), dtype=np.float32)
+        self._opp_mask = np.zeros((size, NUM_ACTIONS), dtype=np.int8)
+        self._actions = np.zeros(size, dtype=np.int64)
+        self._sampler = np.zeros(6, dtype=np.uint64)
+        self._rngs: list[np.random.Generator] = []
+        self._all = np.ones(size, dtype=bool)
+        #: The learner's seat of the episodes that ended in the last step (and of the others).
+        self.final_seat = np.zeros(size, dtype=np.int64)
+        self._has_reset = False
+
+    # ----- opponents --------------------------------------------------------------------------------
+    def _entries(self, value: Any) -> list[Any]:
+        count = self.num_players - 1
+        if isinstance(value, (str, Path)) or _is_agent(value):
+            return [value] * count
+        if isinstance(value, Sequence):
+            entries = list(value)
+            if len(entries) != count:
+                raise ValueError(f"opponents has {len(entries)} entries but {self.num_players} players need {count} "
+                                 "(one spec per opponent seat, clockwise from the learner)")
+            return entries
+        raise ValueError(f"opponents={value!r} is invalid; allowed: 'random', 'greedy', a policy (.npz path, shipped "
+                         "name or PolicyAgent), a list of those (one per opponent), or a callable (rng) -> any of those")
+
+    def _kind(self, entry: Any) -> int:
+        """The kind of one opponent spec (policy files are loaded once)."""
+        key = str(entry) if isinstance(entry, (str, Path)) else f"<object {id(entry)}>"
+        if key in self._policy_index:
+            return POLICY + self._policy_index[key]
+        if isinstance(entry, (str, Path)):
+            agent = load(entry, rules=self.rules, num_players=self.num_players)
+        else:
+            agent = entry
+        if isinstance(agent, RandomAgent):
+            return RANDOM
+        if isinstance(agent, GreedyAgent):
+            return GREEDY
+        if isinstance(agent, PolicyAgent):
+            self._policy_index[key] = len(self.policies)
+            self.policies.append(agent)
+            return POLICY + len(self.policies) - 1
+        raise ValueError(f"opponent {entry!r} cannot be played in batch; allowed: 'random', 'greedy' or a NumPy "
+                         "policy (.npz path, shipped policy name, PolicyAgent); use c8env.wrappers.SingleAgentEnv "
+                         "for other agents")
+
+    def _opponent_actions(self, need: np.ndarray) -> np.ndarray:
+        """The action of each game's player to act where ``need`` (its opponent kind decides how)."""
+        g, out = self.games, self._actions
+        kind = self.opponent_kind[np.arange(self.num_envs), g.current]
+        policies = np.unique(kind[need & (kind >= POLICY)])
+        with np.errstate(over="ignore"):
+            if len(policies):
+                kernels.observe_all(g, self.table, self._opp_obs, self._opp_mask)
+            else:
+                kernels.masks_all(g, self.table, self._opp_mask)
+            if (need & (kind == RANDOM)).any():
+                kernels.random_actions(self._opp_mask, self._sampler, out)
+        greedy = need & (kind == GREEDY)
+        if greedy.any():
+            out[greedy] = self._greedy_actions()[greedy]
+        for k in policies:
+            rows = np.flatnonzero(need & (kind == k))
+            logits = self.policies[k - POLICY].logits(self._opp_obs[rows])
+            out[rows] = np.argmax(np.where(self._opp_mask[rows] == 1, logits, -np.inf), axis=1)
+        return out
+
+    def _greedy_actions(self) -> np.ndarray:
+        raise NotImplementedError("greedy opponents need VectorGames.greedy_actions")
+
+    # ----- episodes ---------------------------------------------------------------------------------
+    def reset(self, seed: int | None | Sequence[int | None] = None) -> None:
+        """Start every game's first episode; slot ``b``'s generator is seeded ``seed + b`` (or ``seed[b]``)."""
+        size = self.num_envs
+        if isinstance(seed, Sequence) and not isinstance(seed, str):
+            if len(seed) != size:
+                raise ValueError(f"seed has {len(seed)} entries for {size} games; give one per game, an int or None")
+            seeds = [check_seed(s) for s in seed]
+        else:
+            base = check_seed(seed)
+            seeds = [None if base is None else base + b for b in range(size)]
+        self._rngs = [np.random.default_rng(s) for s in seeds]
+        given = [s for s in seeds if s is not None]
+        words = np.zeros(16, dtype=np.uint64)
+        sampler_seed = np.random.default_rng([*given, 2**32 - 1] if given else None).integers(_SEED_BOUND)
+        with np.errstate(over="ignore"):
+            count = rng.entropy_words(words, np.uint64(sampler_seed))
+            rng.seed_generator(words, count, self._sampler, self.scratch.work)
+        self._pending[:] = 0.0
+        self._begin(self._all.copy())
+        self._observe()
+        self._has_reset = True
+
+    def _begin(self, which: np.ndarray) -> None:
+        """New episodes in the ``which`` games: draws as ``SingleAgentEnv.reset``, deals until the learner has a
+        decision to make; the reward of hands finished before it waits in ``_pending`` (match mode)."""
+        n = self.num_players
+        for b in np.flatnonzero(which).tolist():
+            gen = self._rngs[b]
+            seat = int(gen.integers(n)) if self.fixed_seat is None else self.fixed_seat
+            if self._source is None:
+                entries, kinds = self._fixed_entries, self._fixed
+            else:
+                entries = self._entries(self._source(np.random.default_rng(int(gen.integers(_SEED_BOUND)))))
+                kinds = [self._kind(entry) for entry in entries]
+            gen.integers(_SEED_BOUND, size=n - 1)  # the opponents' seeds of SingleAgentEnv (unused here)
+            self.learner_seat[b] = seat
+            self.opponents[b] = list(entries)
+            self.opponent_kind[b, seat] = LEARNER
+            for k, kind in enumerate(kinds, start=1):
+                self.opponent_kind[b, (seat + k) % n] = kind
+            self._deal_seeds[b] = int(gen.integers(_SEED_BOUND))
+            self.skipped[b] = 0
+        todo = which
+        while True:
+            with np.errstate(over="ignore"):
+                deal(self.games, self.table, todo, self._deal_seeds, self.scratch)
+            buffers = self._start
+            buffers.clear()
+            ended = self._play_opponents(todo, buffers)
+            self._pending[todo] = buffers.reward[todo]
+            if not ended.any():
+                return
+            for b in np.flatnonzero(ended).tolist():
+                self.skipped[b] += 1
+                if self.skipped[b] >= MAX_REDEALS:
+                    raise ValueError(f"{MAX_REDEALS} deals in a row ended before the learner's first decision; "
+                                     "check the rules (hand_size, stop_threshold) and max_steps")
+                self._deal_seeds[b] = int(self._rngs[b].integers(_SEED_BOUND))
+            todo = ended
+
+    def _play_opponents(self, live: np.ndarray, buffers: _Buffers) -> np.ndarray:
+        """Opponent moves in the ``live`` games until their learner is to act or their episode ends; returns
+        the games whose episode ended."""
+        ended = np.zeros(self.num_envs, dtype=bool)
+        live = live.copy()
+        while True:
+            need = live & (self.games.current != self.learner_seat)
+            if not need.any():
+                return ended
+            actions = self._opponent_actions(need)
+            with np.errstate(over="ignore"):
+                play(self.games, self.table, actions, need, self.learner_seat, buffers.reward, buffers.terminated,
+                     buffers.truncated, buffers.results, buffers.final_observation, self.scratch)
+            done = need & (buffers.terminated | buffers.truncated)
+            ended |= done
+            live &= ~done
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Apply one learner action per game (int[B]); returns ``(observation, reward, terminated, truncated)``.
+
+        An illegal action raises :class:`c8env.IllegalActionError` naming the first such game; nothing
+        changes then. The arrays returned are reused by the next call.
+        """
+        if not self._has_reset:
+            raise RuntimeError("step() before reset(); call reset(seed) first")
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
+            raise ValueError(f"actions must be an int array of shape ({self.num_envs},), "
+                             f"got {actions.dtype} {actions.shape}")
+        actions = actions.astype(np.int64)
+        in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+        legal = in_range & (self.action_mask[np.arange(self.num_envs), np.where(in_range, actions, 0)] == 1)
+        if not legal.all():
+            b = int(np.flatnonzero(~legal)[0])
+            allowed = ", ".join(f"{a} ({action_text(a)})" for a in np.flatnonzero(self.action_mask[b]).tolist())
+            shown = action_text(int(actions[b])) if in_range[b] else f"out of range 0..{NUM_ACTIONS - 1}"
+            raise IllegalActionError(f"action {int(actions[b])} ({shown}) is illegal in game {b} for the learner "
+                                     f"(seat {int(self.learner_seat[b])}); legal: {allowed}")
+        buffers = self._step
+        buffers.clear()
+        buffers.reward += self._pending
+        self._pending[:] = 0.0
+        with np.errstate(over="ignore"):
+            play(self.games, self.table, actions, self._all, self.learner_seat, buffers.reward, buffers.terminated,
+                 buffers.truncated, buffers.results, buffers.final_observation, self.scratch)
+        ended = buffers.terminated | buffers.truncated
+        ended |= self._play_opponents(~ended, buffers)
+        self.final_opponents = [self.opponents[b] if ended[b] else None for b in range(self.num_envs)]
+        self.final_seat = self.learner_seat.copy()
+        if ended.any():
+            self._begin(ended)
+        self._observe()
+        return self.observation, buffers.reward, buffers.terminated, buffers.truncated
+
+    def _observe(self) -> None:
+        with np.errstate(over="ignore"):
+            kernels.observe_all(self.games, self.table, self.observation, self.action_mask)
+
+    # ----- what the last step left --------------------------------------------------------------------
+    @property
+    def results(self) -> Results:
+        """The last hand that ended in each game during the last step (``hand_over`` marks them)."""
+        return self._step.results
+
+    @property
+    def final_observation(self) -> np.ndarray:
+        """The learner's view of each game whose episode ended in the last step (float32[B, 245])."""
+        return self._step.final_observation
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions per game (bool[B, 60])."""
+        return self.action_mask.astype(bool)
+
+
+__all__ = ["GREEDY", "LEARNER", "LearnerGames", "MAX_REDEALS", "POLICY", "RANDOM", "Results", "deal", "play"]
