@@ -11,12 +11,14 @@ from c8env.engine import Phase
 from c8env.observation import check_observation
 from c8env.rules import Effect, RuleSet
 
-# Greedy's weights, in card points.
-_LONG_SUIT = 2  # per other card held in the played card's suit
-_NEXT_VOID = 8  # the next player just drew or passed on this suit
-_ATTACK_CLOSE, _ATTACK_FAR = 12, 2  # skip / draw card when the next player holds <= 2 cards, or more
-_ANY_NEXT = -5  # a card that lets the next player play anything
-_KEEP_WILD = 60  # keep wild cards while every opponent holds more than 2 cards
+# Greedy's weights, in card points (c8env.vector.agents holds the same values for the batched greedy).
+LONG_SUIT = 2  # per other card held in the played card's suit
+NEXT_VOID = 8  # the next player just drew or passed on this suit
+ATTACK_CLOSE, ATTACK_FAR = 12, 2  # skip / draw card when the next player holds <= 2 cards, or more
+ANY_NEXT = -5  # a card that lets the next player play anything
+KEEP_WILD = 60  # keep wild cards while every opponent holds more than 2 cards
+SUIT_HELD = 100  # declaring: per non-wild card held in the suit (plus its points)
+SUIT_NEXT_VOID = 150  # declaring: the next player just drew or passed on the suit
 _SKIP, _DRAW, _ANY_NEXT_EFFECT = int(Effect.SKIP), int(Effect.DRAW), int(Effect.ANY_NEXT)
 
 
@@ -43,10 +45,10 @@ def best_suit(view: View, rules: RuleSet) -> int:
     score = [0.0] * NUM_SUITS
     for held in (view.hand_bits, view.hand_dups):
         for card in iter_bits(held & ~view.wild_mask):
-            score[card // NUM_RANKS] += 100 + points[card]
+            score[card // NUM_RANKS] += SUIT_HELD + points[card]
     for suit in range(NUM_SUITS):
         if (view.next_voids >> suit) & 1:
-            score[suit] += 150
+            score[suit] += SUIT_NEXT_VOID
     return max(range(NUM_SUITS), key=lambda s: score[s])
 
 
@@ -78,17 +80,17 @@ def greedy_action(view: View, rules: RuleSet) -> int:
         if action >= NUM_CARDS:
             break
         if (wild_mask >> action) & 1:
-            score = points[action] - (0 if close else _KEEP_WILD)
+            score = points[action] - (0 if close else KEEP_WILD)
         else:
             suit = action // NUM_RANKS
-            score = points[action] + _LONG_SUIT * (suit_counts[suit] - 1)
+            score = points[action] + LONG_SUIT * (suit_counts[suit] - 1)
             if (view.next_voids >> suit) & 1:
-                score += _NEXT_VOID
+                score += NEXT_VOID
             effect = effects[action]
             if effect == _SKIP or effect == _DRAW:
-                score += _ATTACK_CLOSE if view.next_size <= 2 else _ATTACK_FAR
+                score += ATTACK_CLOSE if view.next_size <= 2 else ATTACK_FAR
             elif effect == _ANY_NEXT_EFFECT:
-                score += _ANY_NEXT
+                score += ANY_NEXT
         if score > best_score:
             best, best_score = action, score
     if best >= 0:

@@ -43,7 +43,8 @@ from c8env.engine import ANY_SUIT, PHASE_NAMES, IllegalActionError, State, check
 from c8env.episode import check_episode_args
 from c8env.observation import OBS_SIZE
 from c8env.rules import RuleSet, load_rules
-from c8env.vector import kernels, rng
+from c8env.vector import agents, kernels, rng
+from c8env.vector.agents import RandomAgents, check_seeds, check_slots
 from c8env.vector.jit import COMPILED
 
 _STOCK_MODES = {"reshuffle": 0, "pass": 1, "end": 2}
@@ -114,6 +115,7 @@ class VectorGames:
         self._done = np.zeros(self.num_envs, dtype=bool)
         self._sampler = np.zeros(6, dtype=np.uint64)
         self._scratch = kernels.new_scratch()
+        self._all = np.ones(self.num_envs, dtype=bool)
         self._has_reset = False
 
     @property
@@ -135,24 +137,44 @@ class VectorGames:
         self._done[:] = False
         self._has_reset = True
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def reset_deals(self, seeds: np.ndarray, slots: np.ndarray | None = None) -> None:
+        """Deal explicit games: slot ``b`` plays ``State.new(num_players, rules, seed=seeds[b])``, for every
+        slot (``slots=None``) or those where ``slots[b]`` (bool[B]; the other slots keep their games and
+        their seeds are ignored). ``seeds``: B ints from 0 to 2**64 - 1.
+
+        Observations and masks are brought up to date. Before any :meth:`reset`, the batch is first
+        reset with seed 0. Under autoreset, a slot whose dealt game ends goes on with its own seeded
+        sequence (``derive_seed(seed, b, k)``, ``seed`` that of the last :meth:`reset`).
+        """
+        seeds = check_seeds(seeds, self.num_envs)
+        slots = check_slots(slots, self.num_envs)
+        if not self._has_reset:
+            self.reset(0)
+        with np.errstate(over="ignore"):
+            kernels.deal_slots(self.games, self._table, seeds, slots, self._scratch)
+            self._observe()
+        self._done[slots] = False
+
+    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Apply one action per game (int[B]); returns ``(rewards[B, P], terminated[B], truncated[B])``.
 
-        Raises :class:`c8env.IllegalActionError` naming the first game whose action is not legal;
-        nothing is changed then.
+        ``active`` (bool[B], default all): only those games move; the others stay as they are, with
+        reward 0 and both flags False, and their entries of ``actions`` are neither read nor checked.
+        Raises :class:`c8env.IllegalActionError` naming the first active game whose action is not
+        legal; nothing is changed then.
         """
-        if not self._has_reset:
-            raise RuntimeError("step() before reset(); call reset(seed) first")
+        self._check_reset()
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be an int array of shape ({self.num_envs},), "
                              f"got {actions.dtype} {actions.shape}")
-        if self._done.any():
-            b = int(np.flatnonzero(self._done)[0])
-            raise RuntimeError(f"game {b} has ended and autoreset is off; call reset(seed)")
+        active = self._all if active is None else check_slots(active, self.num_envs, "active")
+        if (self._done & active).any():
+            b = int(np.flatnonzero(self._done & active)[0])
+            raise RuntimeError(f"game {b} has ended and autoreset is off; call reset(seed) or reset_deals()")
         actions = actions.astype(np.int64)
         in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-        legal = in_range & (self.action_mask[np.arange(self.num_envs), np.where(in_range, actions, 0)] == 1)
+        legal = ~active | in_range & (self.action_mask[np.arange(self.num_envs), np.where(in_range, actions, 0)] == 1)
         if not legal.all():
             b = int(np.flatnonzero(~legal)[0])
             allowed = ", ".join(f"{a} ({action_text(a)})" for a in np.flatnonzero(self.action_mask[b]).tolist())
@@ -160,8 +182,8 @@ class VectorGames:
             raise IllegalActionError(f"action {int(actions[b])} ({shown}) is illegal in game {b} for player "
                                      f"{int(self.games.current[b])}; legal: {allowed}")
         with np.errstate(over="ignore"):
-            kernels.step_all(self.games, self._table, actions, self.rewards, self.terminated, self.truncated,
-                             self.final_observation, self.autoreset, self._scratch)
+            kernels.step_all(self.games, self._table, actions, active, self.rewards, self.terminated,
+                             self.truncated, self.final_observation, self.autoreset, self._scratch)
             self._observe()
         if not self.autoreset:
             self._done |= self.terminated | self.truncated
@@ -179,6 +201,19 @@ class VectorGames:
         with np.errstate(over="ignore"):
             kernels.random_actions(self.action_mask, self._sampler, out)
         return out
+
+    def greedy_actions(self) -> np.ndarray:
+        """Per game (int64[B]), the action of ``c8env.agents.heuristic.greedy_action`` for its player to act;
+        -1 for a finished game (autoreset off)."""
+        self._check_reset()
+        out = np.zeros(self.num_envs, dtype=np.int64)
+        with np.errstate(over="ignore"):
+            agents.greedy_all(self.games, self._table, self.action_mask, out)
+        return out
+
+    def _check_reset(self) -> None:
+        if not self._has_reset:
+            raise RuntimeError("no games yet: call reset(seed) or reset_deals(seeds) first")
 
     # ----- one game as a scalar state ---------------------------------------------------------------
     def to_dict(self, b: int) -> dict[str, Any]:
@@ -218,4 +253,4 @@ class VectorGames:
         return kernels.END_REASONS[int(self.games.end_reason[b])]
 
 
-__all__ = ["COMPILED", "VectorGames", "rule_table"]
+__all__ = ["COMPILED", "RandomAgents", "VectorGames", "rule_table"]

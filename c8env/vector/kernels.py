@@ -656,16 +656,28 @@ def reset_all(g: Games, t: Table, s: Scratch) -> None:
 
 
 @jit
-def step_all(g: Games, t: Table, actions: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
-             truncated: np.ndarray, final_obs: np.ndarray, autoreset: bool, s: Scratch) -> None:
-    """One move in every game: rewards[B, P] of hands that end, terminated/truncated flags, the last
-    observation of each finished episode (its player to act's view) in ``final_obs``, and with
-    ``autoreset`` a finished episode's slot is dealt its next game at once."""
+def deal_slots(g: Games, t: Table, seeds: np.ndarray, slots: np.ndarray, s: Scratch) -> None:
+    """Deal ``State.new(seed=seeds[b])`` in every slot ``b`` where ``slots[b]``."""
+    for b in range(g.current.shape[0]):
+        if slots[b]:
+            new_game(g, b, t, seeds[b], s)
+
+
+@jit
+def step_all(g: Games, t: Table, actions: np.ndarray, active: np.ndarray, rewards: np.ndarray,
+             terminated: np.ndarray, truncated: np.ndarray, final_obs: np.ndarray, autoreset: bool,
+             s: Scratch) -> None:
+    """One move in every game where ``active[b]`` (the others: unchanged, reward 0, flags False):
+    rewards[B, P] of hands that end, terminated/truncated flags, the last observation of each finished
+    episode (its player to act's view) in ``final_obs``, and with ``autoreset`` a finished episode's slot
+    is dealt its next game at once."""
     row = s.row
     for b in range(g.current.shape[0]):
         rewards[b, :] = 0.0
         terminated[b] = False
         truncated[b] = False
+        if not active[b]:
+            continue
         apply(g, b, t, actions[b], s)
         g.hand_steps[b] += 1
         if g.phase[b] == OVER:
@@ -715,6 +727,6 @@ def random_actions(masks: np.ndarray, gen: np.ndarray, out: np.ndarray) -> None:
                 pick -= 1
 
 
-__all__ = ["END_REASONS", "Games", "MAX_CARDS", "OBS_SIZE", "Scratch", "Table", "new_scratch", "apply", "encode", "hand_rewards", "legal_mask",
-           "match_over", "match_winner", "new_game", "new_games", "observe_all", "random_actions", "reset_all",
-           "step_all"]
+__all__ = ["END_REASONS", "Games", "MAX_CARDS", "OBS_SIZE", "Scratch", "Table", "new_scratch", "apply", "deal_slots",
+           "encode", "hand_rewards", "legal_mask", "match_over", "match_winner", "new_game", "new_games", "observe_all",
+           "random_actions", "reset_all", "step_all"]

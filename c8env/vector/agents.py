@@ -1,0 +1,218 @@
+"""Batched agents: the ``greedy`` heuristic and seeded ``random`` agents as kernels over a batch of games.
+
+:func:`greedy_all` chooses, in every game, the action of
+:func:`c8env.agents.heuristic.greedy_action` for the player to act; :class:`RandomAgents`
+holds one generator per game and draws as :class:`c8env.agents.heuristic.RandomAgent`
+does (``legal[default_rng(seed).integers(len(legal))]`` per decision), so a batch
+reproduces the scalar agents decision for decision (``tests/test_vector_agents.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, NUM_ACTIONS, PASS, STOP
+from c8env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, SUIT_MASKS
+from c8env.rules import Effect
+from c8env.vector import kernels, rng
+from c8env.vector.jit import jit
+from c8env.vector.kernels import ANNOUNCE_PHASE, DECLARE, Games, Table
+
+# Greedy's weights, in card points: those of c8env.agents.heuristic (the core may not import the agents;
+# tests/test_vector_agents.py checks that both hold the same values).
+LONG_SUIT = 2  # per other card held in the played card's suit
+NEXT_VOID = 8  # the next player just drew or passed on this suit
+ATTACK_CLOSE, ATTACK_FAR = 12, 2  # skip / draw card when the next player holds <= 2 cards, or more
+ANY_NEXT = -5  # a card that lets the next player play anything
+KEEP_WILD = 60  # keep wild cards while every opponent holds more than 2 cards
+SUIT_HELD = 100  # declaring: per non-wild card held in the suit (plus its points)
+SUIT_NEXT_VOID = 150  # declaring: the next player just drew or passed on the suit
+_SKIP, _DRAW_EFFECT, _ANY_NEXT_EFFECT = int(Effect.SKIP), int(Effect.DRAW), int(Effect.ANY_NEXT)
+_SUIT_MASKS = np.array(SUIT_MASKS, dtype=np.int64)
+_LOWEST = -(1 << 62)
+
+
+@jit
+def _popcount(x: int) -> int:
+    """Number of cards in a card set (52 bits)."""
+    x = x - ((x >> 1) & 0x5555555555555555)
+    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return (x * 0x0101010101010101 >> 56) & 0xFF
+
+
+@jit
+def _best_suit(g: Games, b: int, t: Table, p: int, next_voids: int) -> int:
+    """``c8env.agents.heuristic.best_suit``: the suit held most (non-wild), the next player's void, points."""
+    wild = g.wild[b, p]
+    best, best_score = 0, _LOWEST
+    for suit in range(NUM_SUITS):
+        score = SUIT_NEXT_VOID if (next_voids >> suit) & 1 else 0
+        for card in range(suit * NUM_RANKS, (suit + 1) * NUM_RANKS):
+            if (wild >> card) & 1:
+                continue
+            copies = ((g.held[b, p] >> card) & 1) + ((g.twice[b, p] >> card) & 1)
+            score += copies * (SUIT_HELD + t.points[card])
+        if score > best_score:
+            best, best_score = suit, score
+    return best
+
+
+@jit
+def greedy_action(g: Games, b: int, t: Table, mask: np.ndarray) -> int:
+    """``c8env.agents.heuristic.greedy_action`` for game ``b``'s player to act (``mask``: his legal actions);
+    -1 when no action is legal (a finished game)."""
+    count, first = 0, -1
+    for a in range(NUM_ACTIONS):
+        if mask[a]:
+            count += 1
+            if first < 0:
+                first = a
+    if count <= 1:
+        return first
+    n = t.num_players
+    p = g.current[b]
+    nxt = (p + g.direction[b]) % n
+    phase = g.phase[b]
+    if phase == DECLARE:
+        return DECLARE_BASE + _best_suit(g, b, t, p, g.voids[b, nxt])
+    if phase == ANNOUNCE_PHASE:
+        return ANNOUNCE
+    if mask[STOP]:
+        return STOP
+    wild = g.wild[b, p]
+    plain, plain_dups = g.held[b, p] & ~wild, g.twice[b, p] & ~wild
+    fewest = 1 << 30
+    for other in range(n):
+        if other != p and g.sizes[b, other] < fewest:
+            fewest = g.sizes[b, other]
+    close = fewest <= 2
+    next_voids, next_size = g.voids[b, nxt], g.sizes[b, nxt]
+    best, best_score = -1, _LOWEST
+    for action in range(NUM_CARDS):
+        if not mask[action]:
+            continue
+        if (wild >> action) & 1:
+            score = t.points[action] - (0 if close else KEEP_WILD)
+        else:
+            suit = action // NUM_RANKS
+            held = _popcount(plain & _SUIT_MASKS[suit]) + _popcount(plain_dups & _SUIT_MASKS[suit])
+            score = t.points[action] + LONG_SUIT * (held - 1)
+            if (next_voids >> suit) & 1:
+                score += NEXT_VOID
+            effect = t.effects[action]
+            if effect == _SKIP or effect == _DRAW_EFFECT:
+                score += ATTACK_CLOSE if next_size <= 2 else ATTACK_FAR
+            elif effect == _ANY_NEXT_EFFECT:
+                score += ANY_NEXT
+        if score > best_score:
+            best, best_score = action, score
+    if best >= 0:
+        return best
+    return DRAW if mask[DRAW] else PASS
+
+
+@jit
+def greedy_all(g: Games, t: Table, masks: np.ndarray, out: np.ndarray) -> None:
+    """Greedy's action in every game (``masks``: int8[B, 60] legal actions; -1 where none is legal)."""
+    for b in range(g.current.shape[0]):
+        out[b] = greedy_action(g, b, t, masks[b])
+
+
+@jit
+def random_all(masks: np.ndarray, generators: np.ndarray, active: np.ndarray, out: np.ndarray) -> None:
+    """``legal[generators[b].integers(len(legal))]`` in every game where ``active[b]`` (else -1, and
+    -1 where no action is legal; those games draw nothing)."""
+    for b in range(masks.shape[0]):
+        out[b] = -1
+        if not active[b]:
+            continue
+        count = 0
+        for a in range(NUM_ACTIONS):
+            count += masks[b, a]
+        if count == 0:
+            continue
+        pick = rng.below(generators[b], count)
+        for a in range(NUM_ACTIONS):
+            if masks[b, a]:
+                if pick == 0:
+                    out[b] = a
+                    break
+                pick -= 1
+
+
+@jit
+def seed_all(seeds: np.ndarray, slots: np.ndarray, generators: np.ndarray, s: kernels.Scratch) -> None:
+    """``generators[b]`` = ``np.random.default_rng(seeds[b])`` in every slot ``b`` where ``slots[b]``."""
+    for b in range(seeds.shape[0]):
+        if slots[b]:
+            count = rng.entropy_words(s.words, seeds[b])
+            rng.seed_generator(s.words, count, generators[b], s.work)
+
+
+def check_slots(slots: Any, size: int, name: str = "slots") -> np.ndarray:
+    """A bool[size] selection of games (None: all of them); a clear error otherwise."""
+    if slots is None:
+        return np.ones(size, dtype=bool)
+    array = np.asarray(slots)
+    if array.shape != (size,) or array.dtype != bool:
+        raise ValueError(f"{name} must be None or a bool array of shape ({size},), got {array.dtype} {array.shape}")
+    return array
+
+
+def check_seeds(seeds: Any, size: int) -> np.ndarray:
+    """``size`` seeds (ints from 0 to 2**64 - 1) as uint64; a clear error otherwise."""
+    array = np.asarray(seeds)
+    if array.shape != (size,) or array.dtype.kind not in "iu":
+        raise ValueError(f"seeds must be an int array of shape ({size},) (ints from 0 to 2**64 - 1), "
+                         f"got {array.dtype} {array.shape}")
+    if array.dtype.kind == "i" and (array < 0).any():
+        raise ValueError(f"seeds must be >= 0; got {int(array[array < 0][0])} at index "
+                         f"{int(np.flatnonzero(array < 0)[0])}")
+    return array.astype(np.uint64)
+
+
+class RandomAgents:
+    """One seeded random agent per game: agent ``b`` plays as ``RandomAgent(seeds[b])``.
+
+    >>> agents = RandomAgents([7, 8, 9])
+    >>> mask = np.zeros((3, 60), dtype=np.int8); mask[:, [3, 17, 56]] = 1
+    >>> agents.actions(mask).shape
+    (3,)
+    """
+
+    def __init__(self, seeds: Any) -> None:
+        size = np.asarray(seeds).shape[0] if np.ndim(seeds) == 1 else 0
+        if size < 1:
+            raise ValueError(f"seeds must be a 1-D int array with one seed per game, got {seeds!r}")
+        self.num_envs = size
+        self.generators = np.zeros((size, 6), dtype=np.uint64)
+        self._scratch = kernels.new_scratch()
+        self.reseed(seeds)
+
+    def reseed(self, seeds: Any, slots: Any = None) -> None:
+        """Agent ``b`` starts over as ``RandomAgent(seeds[b])``, for every ``b`` where ``slots[b]`` (None:
+        all; the other seeds are ignored)."""
+        seeds = check_seeds(seeds, self.num_envs)
+        slots = check_slots(slots, self.num_envs)
+        with np.errstate(over="ignore"):
+            seed_all(seeds, slots, self.generators, self._scratch)
+
+    def actions(self, action_mask: np.ndarray, active: Any = None) -> np.ndarray:
+        """Each active agent's random legal action (int64[B]) for its game's mask (int8[B, 60]); -1 for the
+        games not active (their generators do not move) and where no action is legal."""
+        active = check_slots(active, self.num_envs, "active")
+        if action_mask.shape != (self.num_envs, NUM_ACTIONS) or action_mask.dtype != np.int8:
+            raise ValueError(f"action_mask must be int8 of shape ({self.num_envs}, {NUM_ACTIONS}), "
+                             f"got {action_mask.dtype} {action_mask.shape}")
+        out = np.zeros(self.num_envs, dtype=np.int64)
+        with np.errstate(over="ignore"):
+            random_all(action_mask, self.generators, active, out)
+        return out
+
+
+__all__ = ["ANY_NEXT", "ATTACK_CLOSE", "ATTACK_FAR", "KEEP_WILD", "LONG_SUIT", "NEXT_VOID", "RandomAgents",
+           "SUIT_HELD", "SUIT_NEXT_VOID", "check_seeds", "check_slots", "greedy_action", "greedy_all", "random_all",
+           "seed_all"]
