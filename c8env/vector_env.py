@@ -4,8 +4,7 @@
 stepped as one batch (:class:`c8env.vector.learner.LearnerGames`): built-in opponents
 (``random``, ``greedy``, NumPy policy files) move for every game in one call per opponent
 move. With the same seeds it plays the episodes of Gymnasium's ``SyncVectorEnv`` over
-``SingleAgentEnv`` (greedy and policy opponents move for move; random opponents draw from
-the batch's own generator instead).
+``SingleAgentEnv`` move for move (the same seats, deals and opponents' moves).
 
 :class:`SelfPlayVectorEnv` lets the caller play every seat of ``num_envs`` games
 (:class:`c8env.vector.VectorGames`): each observation is the view of the game's player to

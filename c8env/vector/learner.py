@@ -10,8 +10,8 @@ opponent move, until every game waits for its learner again. It follows
   Stable-Baselines3's per-env seeds), drawing what ``SingleAgentEnv.reset`` draws in the same
   order: the learner's seat, the opponents (a pool callable gets a generator seeded from it),
   the opponents' seeds, then the deal seed; the game is ``State.new(num_players, rules,
-  seed=deal_seed)``. So slot ``b`` with greedy or policy opponents plays exactly the episodes
-  of ``SingleAgentEnv`` reset with ``seed + b`` once and then without a seed;
+  seed=deal_seed)``. So slot ``b`` plays exactly the episodes of ``SingleAgentEnv`` reset with
+  ``seed + b`` once and then without a seed;
 * a learner's reward is its own, summed over everything since its previous decision;
   a deal whose episode ends before the learner's first decision is replaced by the next deal
   seed (``skipped``), and in match mode the reward of hands finished before that decision is
@@ -21,9 +21,10 @@ opponent move, until every game waits for its learner again. It follows
   finished game, :attr:`results` its last hand (``hand_winner``, ``end_reason``, ``scores``,
   ``match_winner``).
 
-``random`` opponents draw from one generator of the batch (seeded from the reset seeds), not
-from per-seat ``RandomAgent`` generators, so they are reproducible but not the scalar env's
-moves. NumPy and the kernels only: no Gymnasium here (:mod:`c8env.vector_env` builds on it).
+Opponents play as the scalar env's agents: ``greedy`` is :func:`c8env.vector.agents.greedy_all`,
+``random`` a generator per game and seat seeded as ``RandomAgent(seed)`` with the seed that
+``SingleAgentEnv`` draws for that seat, a policy the masked argmax of its NumPy logits. NumPy and
+the kernels only: no Gymnasium here (:mod:`c8env.vector_env` builds on it).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from c8env.engine import IllegalActionError, check_num_players, check_seed
 from c8env.episode import check_episode_args
 from c8env.observation import OBS_SIZE
 from c8env.rules import RuleSet, load_rules
-from c8env.vector import kernels, rng, rule_table
+from c8env.vector import agents, kernels, rule_table
 from c8env.vector.jit import jit
 
 #: Deals tried for one episode before giving up when each ends before the learner's first decision.
@@ -184,8 +185,11 @@ class LearnerGames:
         self._opp_obs = np.zeros((size, OBS_SIZE), dtype=np.float32)
         self._opp_mask = np.zeros((size, NUM_ACTIONS), dtype=np.int8)
         self._actions = np.zeros(size, dtype=np.int64)
-        self._sampler = np.zeros(6, dtype=np.uint64)
-        self._rngs: list[np.random.Generator] = []
+        self._greedy = np.zeros(size, dtype=np.int64)
+        self._random_seeds = np.zeros((n, size), dtype=np.uint64)  # per seat and game: RandomAgent(seed)
+        self._random_generators = np.zeros((n, size, 6), dtype=np.uint64)
+        self._random = np.zeros(size, dtype=np.int64)
+        self._rngs: list[np.random.Generator | None] = []
         self._all = np.ones(size, dtype=bool)
         #: The learner's seat of the episodes that ended in the last step (and of the others).
         self.final_seat = np.zeros(size, dtype=np.int64)
@@ -236,23 +240,25 @@ class LearnerGames:
                 kernels.observe_all(g, self.table, self._opp_obs, self._opp_mask)
             else:
                 kernels.masks_all(g, self.table, self._opp_mask)
-            if (need & (kind == RANDOM)).any():
-                kernels.random_actions(self._opp_mask, self._sampler, out)
-        greedy = need & (kind == GREEDY)
-        if greedy.any():
-            out[greedy] = self._greedy_actions()[greedy]
+            random = need & (kind == RANDOM)
+            for p in np.unique(g.current[random]).tolist():
+                seat = random & (g.current == p)
+                agents.random_all(self._opp_mask, self._random_generators[p], seat, self._random)
+                out[seat] = self._random[seat]
+            greedy = need & (kind == GREEDY)
+            if greedy.any():
+                agents.greedy_all(g, self.table, self._opp_mask, self._greedy)
+                out[greedy] = self._greedy[greedy]
         for k in policies:
             rows = np.flatnonzero(need & (kind == k))
             logits = self.policies[k - POLICY].logits(self._opp_obs[rows])
             out[rows] = np.argmax(np.where(self._opp_mask[rows] == 1, logits, -np.inf), axis=1)
         return out
 
-    def _greedy_actions(self) -> np.ndarray:
-        raise NotImplementedError("greedy opponents need VectorGames.greedy_actions")
-
     # ----- episodes ---------------------------------------------------------------------------------
     def reset(self, seed: int | None | Sequence[int | None] = None) -> None:
-        """Start every game's first episode; slot ``b``'s generator is seeded ``seed + b`` (or ``seed[b]``)."""
+        """Start a new episode in every game; slot ``b``'s generator is seeded ``seed + b`` (or ``seed[b]``); a game
+        without a seed continues its generator (a fresh one at the first reset)."""
         size = self.num_envs
         if isinstance(seed, Sequence) and not isinstance(seed, str):
             if len(seed) != size:
@@ -261,13 +267,9 @@ class LearnerGames:
         else:
             base = check_seed(seed)
             seeds = [None if base is None else base + b for b in range(size)]
-        self._rngs = [np.random.default_rng(s) for s in seeds]
-        given = [s for s in seeds if s is not None]
-        words = np.zeros(16, dtype=np.uint64)
-        sampler_seed = np.random.default_rng([*given, 2**32 - 1] if given else None).integers(_SEED_BOUND)
-        with np.errstate(over="ignore"):
-            count = rng.entropy_words(words, np.uint64(sampler_seed))
-            rng.seed_generator(words, count, self._sampler, self.scratch.work)
+        previous = self._rngs or [None] * size  # an unseeded reset continues a game's generator (as Gymnasium's)
+        self._rngs = [gen if s is None and gen is not None else np.random.default_rng(s)
+                      for s, gen in zip(seeds, previous, strict=True)]
         self._pending[:] = 0.0
         self._begin(self._all.copy())
         self._observe()
@@ -285,14 +287,18 @@ class LearnerGames:
             else:
                 entries = self._entries(self._source(np.random.default_rng(int(gen.integers(_SEED_BOUND)))))
                 kinds = [self._kind(entry) for entry in entries]
-            gen.integers(_SEED_BOUND, size=n - 1)  # the opponents' seeds of SingleAgentEnv (unused here)
+            seeds = gen.integers(_SEED_BOUND, size=n - 1)  # the opponents' seeds (random ones use theirs)
             self.learner_seat[b] = seat
             self.opponents[b] = list(entries)
             self.opponent_kind[b, seat] = LEARNER
             for k, kind in enumerate(kinds, start=1):
                 self.opponent_kind[b, (seat + k) % n] = kind
+                self._random_seeds[(seat + k) % n, b] = seeds[k - 1]
             self._deal_seeds[b] = int(gen.integers(_SEED_BOUND))
             self.skipped[b] = 0
+        with np.errstate(over="ignore"):
+            for p in range(n):
+                agents.seed_all(self._random_seeds[p], which, self._random_generators[p], self.scratch)
         todo = which
         while True:
             with np.errstate(over="ignore"):
