@@ -28,6 +28,33 @@ from c8env.rules import load_rules, yaml_problem
 POOL_KINDS = ("random", "greedy", "expert", "self")
 
 
+# ----- checks of the fields a training config of either path has ----------------------------------
+def check_name(name: str) -> str:
+    if not name or "/" in name or name.strip() != name:
+        raise ValueError("should be a non-empty name without '/' or surrounding spaces")
+    return name
+
+
+def check_rules(rules: str) -> str:
+    load_rules(rules)  # its ValueError says what is wrong
+    return rules
+
+
+def check_layers(sizes: list[int]) -> list[int]:
+    if any(size < 1 for size in sizes):
+        raise ValueError("should be a list of layer sizes >= 1")
+    return sizes
+
+
+def check_weights(weights: dict[str, float]) -> dict[str, float]:
+    unknown = sorted(set(weights) - set(POOL_KINDS))
+    if unknown:
+        raise ValueError(f"unknown kind(s) {unknown}; allowed: {', '.join(POOL_KINDS)}")
+    if any(w < 0 for w in weights.values()) or sum(weights.values()) <= 0:
+        raise ValueError("should be weights >= 0 with a positive sum")
+    return weights
+
+
 class TrainConfig(BaseModel):
     """Everything a training run needs; see each field's docstring."""
 
@@ -38,7 +65,7 @@ class TrainConfig(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as err:  # one line naming the key, the value and what is allowed
-            raise ValueError(error_text(err)) from None
+            raise ValueError(error_text(err, type(self))) from None
 
     # ----- the game ------------------------------------------------------------------------------
     name: str = "default"
@@ -93,8 +120,10 @@ class TrainConfig(BaseModel):
     """Seed of everything: deals, seats, opponents, network initialisation, evaluation deals."""
     n_envs: int = Field(16, ge=1)
     """Environments stepped in parallel (the PPO batch of each forward pass)."""
-    vec_env: Literal["subproc", "dummy"] = "subproc"
-    """``subproc`` (the envs shared among ``n_workers`` subprocesses) or ``dummy`` (all in the learner process)."""
+    vec_env: Literal["batched", "subproc", "dummy"] = "subproc"
+    """The env backend: ``batched`` (all n_envs games stepped together by the batched engine in the learner
+    process, opponents played in batch; no ``expert`` kind), ``subproc`` (one SingleAgentEnv per env, shared
+    among ``n_workers`` subprocesses) or ``dummy`` (those envs in the learner process)."""
     n_workers: int = Field(2, ge=1)
     """Subprocesses stepping the envs (``subproc``); each steps n_envs / n_workers envs per round trip."""
     torch_threads: int = Field(1, ge=1)
@@ -146,35 +175,17 @@ class TrainConfig(BaseModel):
     """Checkpoints kept (older ones are deleted; ``best.zip`` is kept apart)."""
 
     # ----- checks beyond one field's type and bounds ---------------------------------------------
-    @field_validator("name")
-    @classmethod
-    def _check_name(cls, name: str) -> str:
-        if not name or "/" in name or name.strip() != name:
-            raise ValueError("should be a non-empty name without '/' or surrounding spaces")
-        return name
+    _check_name = field_validator("name")(check_name)
+    _check_rules = field_validator("rules")(check_rules)
+    _check_layers = field_validator("pi_layers", "vf_layers")(check_layers)
+    _check_weights = field_validator("opponent_weights")(check_weights)
 
-    @field_validator("rules")
-    @classmethod
-    def _check_rules(cls, rules: str) -> str:
-        load_rules(rules)  # its ValueError says what is wrong
-        return rules
-
-    @field_validator("pi_layers", "vf_layers")
-    @classmethod
-    def _check_layers(cls, sizes: list[int]) -> list[int]:
-        if any(size < 1 for size in sizes):
-            raise ValueError("should be a list of layer sizes >= 1")
-        return sizes
-
-    @field_validator("opponent_weights")
-    @classmethod
-    def _check_weights(cls, weights: dict[str, float]) -> dict[str, float]:
-        unknown = sorted(set(weights) - set(POOL_KINDS))
-        if unknown:
-            raise ValueError(f"unknown kind(s) {unknown}; allowed: {', '.join(POOL_KINDS)}")
-        if any(w < 0 for w in weights.values()) or sum(weights.values()) <= 0:
-            raise ValueError("should be weights >= 0 with a positive sum")
-        return weights
+    @model_validator(mode="after")
+    def _check_batched_pool(self) -> TrainConfig:
+        if self.vec_env == "batched" and self.opponent_weights.get("expert", 0.0) > 0:
+            raise ValueError(_invalid("vec_env", self.vec_env, "the batched envs cannot play the 'expert' opponent "
+                                      "kind; set opponent_weights.expert=0 or vec_env=subproc"))
+        return self
 
     @model_validator(mode="after")
     def _check_batch_size(self) -> TrainConfig:
@@ -205,14 +216,14 @@ def _invalid(key: str, value: Any, reason: str) -> str:
     return f"config key {key!r} = {value!r} is invalid: {reason}"
 
 
-def _unknown_key(key: str) -> str:
-    names = list(TrainConfig.model_fields)
+def _unknown_key(key: str, model: type[BaseModel]) -> str:
+    names = list(model.model_fields)
     close = difflib.get_close_matches(key, names, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown config key {key!r}{hint}; allowed: {', '.join(names)}"
 
 
-def error_text(err: ValidationError) -> str:
+def error_text(err: ValidationError, model: type[BaseModel] = TrainConfig) -> str:
     """One line for a ValidationError: its first error (unknown keys first), naming the key and the value.
 
     ``config key 'n_envs' = 0 is invalid: should be greater than or equal to 1``; nested keys read
@@ -223,7 +234,7 @@ def error_text(err: ValidationError) -> str:
     loc = first["loc"]
     key = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
     if first["type"] == "extra_forbidden":
-        text = _unknown_key(key)
+        text = _unknown_key(key, model)
     elif first["type"] == "value_error":  # our validators' (and load_rules') own words
         reason = str(first["ctx"]["error"])
         text = _invalid(key, first["input"], reason) if loc else reason
@@ -264,14 +275,15 @@ def parse_overrides(items: list[str]) -> list[tuple[str, Any]]:
     return out
 
 
-def apply_overrides(data: dict[str, Any], overrides: list[tuple[str, Any]]) -> dict[str, Any]:
+def apply_overrides(data: dict[str, Any], overrides: list[tuple[str, Any]],
+                    model: type[BaseModel] = TrainConfig) -> dict[str, Any]:
     """A copy of ``data`` with the overrides set; dotted keys set one entry of a dict field."""
     data = dict(data)
-    fields = TrainConfig.model_fields
+    fields = model.model_fields
     for key, value in overrides:
         top, dot, entry = key.partition(".")
         if top not in fields:
-            raise ValueError(_unknown_key(top))
+            raise ValueError(_unknown_key(top, model))
         if dot:
             if get_origin(fields[top].annotation) is not dict:
                 raise ValueError(f"config key {top!r} is not a mapping; write {top}=VALUE")
@@ -286,14 +298,16 @@ def apply_overrides(data: dict[str, Any], overrides: list[tuple[str, Any]]) -> d
     return data
 
 
-def config_from_dict(data: dict[str, Any], overrides: list[tuple[str, Any]] = ()) -> TrainConfig:
-    """A validated config from a mapping of fields plus overrides."""
+def config_from_dict(data: dict[str, Any], overrides: list[tuple[str, Any]] = (),
+                     model: type[BaseModel] = TrainConfig) -> Any:
+    """A validated config (a ``model``) from a mapping of fields plus overrides."""
     if not isinstance(data, dict):
         raise ValueError(f"a training config must be a mapping of fields, got {type(data).__name__}")
-    return TrainConfig(**{str(key): value for key, value in apply_overrides(data, list(overrides)).items()})
+    return model(**{str(key): value for key, value in apply_overrides(data, list(overrides), model).items()})
 
 
-def load_config(path: str | Path, overrides: list[str] | list[tuple[str, Any]] = ()) -> TrainConfig:
+def load_config(path: str | Path, overrides: list[str] | list[tuple[str, Any]] = (),
+                model: type[BaseModel] = TrainConfig) -> Any:
     """Load ``configs/train/<name>.yaml`` (``name`` defaults to the file's stem) and apply overrides."""
     path = Path(path)
     if not path.is_file():
@@ -306,23 +320,23 @@ def load_config(path: str | Path, overrides: list[str] | list[tuple[str, Any]] =
         raise ValueError(f"config file {str(path)!r} must hold a mapping of fields")
     data.setdefault("name", path.stem)
     overrides = [o if isinstance(o, tuple) else parse_overrides([o])[0] for o in overrides]
-    return config_from_dict(data, overrides)
+    return config_from_dict(data, overrides, model)
 
 
 # ----- documentation ------------------------------------------------------------------------------
-def field_docs() -> dict[str, str]:
+def field_docs(model: type[BaseModel] = TrainConfig) -> dict[str, str]:
     """Each field's docstring (pydantic reads them: ``use_attribute_docstrings``)."""
-    return {name: " ".join((info.description or "").split()) for name, info in TrainConfig.model_fields.items()}
+    return {name: " ".join((info.description or "").split()) for name, info in model.model_fields.items()}
 
 
 _BOUNDS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<", "min_length": "length >="}
 
 
-def describe() -> str:
+def describe(model: type[BaseModel] = TrainConfig) -> str:
     """One line per field: name, type and bounds, default, docstring (for ``--help``)."""
-    docs = field_docs()
+    docs = field_docs(model)
     lines = []
-    for name, info in TrainConfig.model_fields.items():
+    for name, info in model.model_fields.items():
         tp = info.annotation
         text = tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
         bounds = [f"{sym} {getattr(m, attr)}" for m in info.metadata for attr, sym in _BOUNDS.items()
@@ -333,5 +347,6 @@ def describe() -> str:
     return "\n".join(lines)
 
 
-__all__ = ["POOL_KINDS", "TrainConfig", "apply_overrides", "config_from_dict", "describe", "error_text",
-           "field_docs", "load_config", "parse_overrides", "read_yaml"]
+__all__ = ["POOL_KINDS", "TrainConfig", "apply_overrides", "check_layers", "check_name", "check_rules",
+           "check_weights", "config_from_dict", "describe", "error_text", "field_docs", "load_config",
+           "parse_overrides", "read_yaml"]
