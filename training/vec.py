@@ -151,7 +151,12 @@ class MaskedSubprocVecEnv(VecEnv):
 
 
 def make_vec_env(config: Any, snapshots: list[str]) -> VecEnv:
-    """``config.n_envs`` training envs in ``config.n_workers`` subprocesses (or a DummyVecEnv), not yet seeded."""
+    """``config.n_envs`` training envs, not yet seeded: one batch of the batched engine (``vec_env: batched``),
+    in ``config.n_workers`` subprocesses (``subproc``) or a DummyVecEnv (``dummy``)."""
+    if config.vec_env == "batched":
+        from training.batched import BatchedVecEnv  # numba's kernels load only for this backend
+
+        return BatchedVecEnv(config, snapshots)
     thunks = [make_env(config, list(snapshots)) for _ in range(config.n_envs)]
     if config.vec_env == "subproc":
         return MaskedSubprocVecEnv(thunks, config.n_workers)

@@ -41,7 +41,7 @@ from c8env.engine import IllegalActionError, check_num_players, check_seed
 from c8env.episode import check_episode_args
 from c8env.observation import OBS_SIZE
 from c8env.rules import RuleSet, load_rules
-from c8env.vector import agents, kernels, rule_table
+from c8env.vector import agents, kernels, rng, rule_table
 from c8env.vector.jit import jit
 
 #: Deals tried for one episode before giving up when each ends before the learner's first decision.
@@ -67,36 +67,85 @@ def _results(size: int, num_players: int) -> Results:
 
 
 @jit
+def _move(g: kernels.Games, b: int, t: kernels.Table, action: int, seat: int, reward: np.ndarray,
+          terminated: np.ndarray, truncated: np.ndarray, res: Results, final_obs: np.ndarray,
+          s: kernels.Scratch) -> None:
+    """One move in game ``b``, without autoreset: ``seat``'s reward is added to ``reward[b]``, a hand's end is
+    written to ``res``, and an episode's end sets its flag and ``final_obs[b]`` (``seat``'s view of the game)."""
+    kernels.apply(g, b, t, action, s)
+    g.hand_steps[b] += 1
+    if g.phase[b] == kernels.OVER:
+        row = s.row
+        kernels.hand_rewards(g, b, t, row)
+        reward[b] += row[seat]
+        res.hand_over[b] = True
+        res.hand_winner[b] = g.winner[b]
+        res.end_reason[b] = g.end_reason[b]
+        for p in range(t.num_players):
+            res.scores[b, p] = g.scores[b, p]
+        if t.match and not kernels.match_over(g, b, t):
+            kernels.next_hand(g, b, t, s)
+        else:
+            terminated[b] = True
+            if t.match:
+                res.match_winner[b] = kernels.match_winner(g, b, t)
+    elif g.hand_steps[b] >= t.max_steps:
+        truncated[b] = True
+    if terminated[b] or truncated[b]:
+        kernels.encode(g, b, t, seat, final_obs[b])
+
+
+@jit
 def play(g: kernels.Games, t: kernels.Table, actions: np.ndarray, active: np.ndarray, seats: np.ndarray,
          reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, res: Results,
          final_obs: np.ndarray, s: kernels.Scratch) -> None:
-    """One move in each ``active`` game, without autoreset: ``seats[b]``'s reward is added to ``reward[b]``,
-    a hand's end is written to ``res``, and an episode's end sets its flag and ``final_obs[b]`` (``seats[b]``'s
-    view of the finished game)."""
-    row = s.row
+    """One move (``actions[b]``) in each ``active`` game (see :func:`_move`)."""
     for b in range(g.current.shape[0]):
-        if not active[b]:
+        if active[b]:
+            _move(g, b, t, actions[b], seats[b], reward, terminated, truncated, res, final_obs, s)
+
+
+@jit
+def _random_action(mask: np.ndarray, gen: np.ndarray) -> int:
+    """``RandomAgent``'s move: ``legal[gen.integers(len(legal))]``."""
+    count = 0
+    for a in range(NUM_ACTIONS):
+        count += mask[a]
+    pick = rng.below(gen, count)
+    for a in range(NUM_ACTIONS):
+        if mask[a]:
+            if pick == 0:
+                return a
+            pick -= 1
+    return -1
+
+
+@jit
+def advance(g: kernels.Games, t: kernels.Table, live: np.ndarray, seats: np.ndarray, kinds: np.ndarray,
+            generators: np.ndarray, mask: np.ndarray, waiting: np.ndarray, reward: np.ndarray,
+            terminated: np.ndarray, truncated: np.ndarray, res: Results, final_obs: np.ndarray,
+            s: kernels.Scratch) -> None:
+    """Play the random and greedy opponents of each ``live`` game (``kinds[b, seat]``; random seat ``p`` of game
+    ``b`` draws from ``generators[p, b]``) until its learner is to act, its episode ends, or a policy is to act
+    (then ``waiting[b]``)."""
+    for b in range(g.current.shape[0]):
+        waiting[b] = False
+        if not live[b]:
             continue
-        kernels.apply(g, b, t, actions[b], s)
-        g.hand_steps[b] += 1
-        if g.phase[b] == kernels.OVER:
-            kernels.hand_rewards(g, b, t, row)
-            reward[b] += row[seats[b]]
-            res.hand_over[b] = True
-            res.hand_winner[b] = g.winner[b]
-            res.end_reason[b] = g.end_reason[b]
-            for p in range(t.num_players):
-                res.scores[b, p] = g.scores[b, p]
-            if t.match and not kernels.match_over(g, b, t):
-                kernels.next_hand(g, b, t, s)
+        while not (terminated[b] or truncated[b]):
+            p = g.current[b]
+            kind = kinds[b, p]
+            if kind == LEARNER:
+                break
+            if kind >= POLICY:
+                waiting[b] = True
+                break
+            kernels.legal_mask(g, b, t, mask[b])
+            if kind == RANDOM:
+                action = _random_action(mask[b], generators[p, b])
             else:
-                terminated[b] = True
-                if t.match:
-                    res.match_winner[b] = kernels.match_winner(g, b, t)
-        elif g.hand_steps[b] >= t.max_steps:
-            truncated[b] = True
-        if terminated[b] or truncated[b]:
-            kernels.encode(g, b, t, seats[b], final_obs[b])
+                action = agents.greedy_action(g, b, t, mask[b])
+            _move(g, b, t, action, seats[b], reward, terminated, truncated, res, final_obs, s)
 
 
 @jit
@@ -185,10 +234,9 @@ class LearnerGames:
         self._opp_obs = np.zeros((size, OBS_SIZE), dtype=np.float32)
         self._opp_mask = np.zeros((size, NUM_ACTIONS), dtype=np.int8)
         self._actions = np.zeros(size, dtype=np.int64)
-        self._greedy = np.zeros(size, dtype=np.int64)
         self._random_seeds = np.zeros((n, size), dtype=np.uint64)  # per seat and game: RandomAgent(seed)
         self._random_generators = np.zeros((n, size, 6), dtype=np.uint64)
-        self._random = np.zeros(size, dtype=np.int64)
+        self._waiting = np.zeros(size, dtype=bool)
         self._rngs: list[np.random.Generator | None] = []
         self._all = np.ones(size, dtype=bool)
         #: The learner's seat of the episodes that ended in the last step (and of the others).
@@ -230,26 +278,13 @@ class LearnerGames:
                          "policy (.npz path, shipped policy name, PolicyAgent); use c8env.wrappers.SingleAgentEnv "
                          "for other agents")
 
-    def _opponent_actions(self, need: np.ndarray) -> np.ndarray:
-        """The action of each game's player to act where ``need`` (its opponent kind decides how)."""
+    def _policy_actions(self, need: np.ndarray) -> np.ndarray:
+        """The policy opponents' moves (masked argmax of their logits) in the ``need`` games, one batch per policy."""
         g, out = self.games, self._actions
-        kind = self.opponent_kind[np.arange(self.num_envs), g.current]
-        policies = np.unique(kind[need & (kind >= POLICY)])
         with np.errstate(over="ignore"):
-            if len(policies):
-                kernels.observe_all(g, self.table, self._opp_obs, self._opp_mask)
-            else:
-                kernels.masks_all(g, self.table, self._opp_mask)
-            random = need & (kind == RANDOM)
-            for p in np.unique(g.current[random]).tolist():
-                seat = random & (g.current == p)
-                agents.random_all(self._opp_mask, self._random_generators[p], seat, self._random)
-                out[seat] = self._random[seat]
-            greedy = need & (kind == GREEDY)
-            if greedy.any():
-                agents.greedy_all(g, self.table, self._opp_mask, self._greedy)
-                out[greedy] = self._greedy[greedy]
-        for k in policies:
+            kernels.observe_all(g, self.table, self._opp_obs, self._opp_mask)
+        kind = self.opponent_kind[np.arange(self.num_envs), g.current]
+        for k in np.unique(kind[need]).tolist():
             rows = np.flatnonzero(need & (kind == k))
             logits = self.policies[k - POLICY].logits(self._opp_obs[rows])
             out[rows] = np.argmax(np.where(self._opp_mask[rows] == 1, logits, -np.inf), axis=1)
@@ -319,20 +354,27 @@ class LearnerGames:
 
     def _play_opponents(self, live: np.ndarray, buffers: _Buffers) -> np.ndarray:
         """Opponent moves in the ``live`` games until their learner is to act or their episode ends; returns
-        the games whose episode ended."""
+        the games whose episode ended. Random and greedy opponents move inside one compiled loop; policies
+        move in batch between its calls."""
         ended = np.zeros(self.num_envs, dtype=bool)
         live = live.copy()
+        waiting = self._waiting
         while True:
-            need = live & (self.games.current != self.learner_seat)
-            if not need.any():
+            with np.errstate(over="ignore"):
+                advance(self.games, self.table, live, self.learner_seat, self.opponent_kind, self._random_generators,
+                        self._opp_mask, waiting, buffers.reward, buffers.terminated, buffers.truncated,
+                        buffers.results, buffers.final_observation, self.scratch)
+            ended |= live & (buffers.terminated | buffers.truncated)
+            if not waiting.any():
                 return ended
-            actions = self._opponent_actions(need)
+            need = waiting.copy()
+            actions = self._policy_actions(need)
             with np.errstate(over="ignore"):
                 play(self.games, self.table, actions, need, self.learner_seat, buffers.reward, buffers.terminated,
                      buffers.truncated, buffers.results, buffers.final_observation, self.scratch)
             done = need & (buffers.terminated | buffers.truncated)
             ended |= done
-            live &= ~done
+            live &= ~ended
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Apply one learner action per game (int[B]); returns ``(observation, reward, terminated, truncated)``.

@@ -1,0 +1,157 @@
+"""``BatchedVecEnv``: the training envs as one batch of the batched engine, in the learner process.
+
+The ``vec_env: batched`` backend of :func:`training.vec.make_vec_env`. ``config.n_envs`` games
+of :class:`c8env.vector.learner.LearnerGames`, each with one learner seat against opponents
+drawn from the run's :class:`training.pool.OpponentPool` at every episode's start, exactly as
+:class:`training.envs.PoolEnv` draws them (random, greedy, and ``self`` snapshots played as
+NumPy policies, batched); the ``expert`` kind cannot be batched and is refused. No worker
+processes: a step is a few compiled kernel calls for all games.
+
+It speaks SB3's ``VecEnv`` protocol the way the subprocess backend does: per-env infos with
+``learner_seat`` and the hand results, and at an episode's end ``terminal_observation``,
+``TimeLimit.truncated``, ``opponent_kind``, ``learner_won`` and ``episode`` (``r``, ``l``,
+``t``, as Gymnasium's ``RecordEpisodeStatistics``); ``env_method("action_masks")`` and
+``has_attr("action_masks")`` answer MaskablePPO, ``env_method("set_snapshots", paths)``
+updates the pool.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvStepReturn
+
+from c8env.actions import NUM_ACTIONS
+from c8env.spaces import vector_space
+from c8env.vector.kernels import END_REASONS
+from c8env.vector.learner import LearnerGames
+from training.config import TrainConfig
+from training.envs import make_pool
+
+#: What ``env_method`` and ``has_attr`` know (every env answers them).
+METHODS = ("action_masks", "set_snapshots")
+
+
+class BatchedVecEnv(VecEnv):
+    """``config.n_envs`` pool games stepped as one batch (see the module docstring)."""
+
+    def __init__(self, config: TrainConfig, snapshots: Sequence[str] = ()) -> None:
+        if config.opponent_weights.get("expert", 0.0) > 0:
+            raise ValueError("vec_env 'batched' cannot play the 'expert' opponent kind (opponent_weights.expert = "
+                             f"{config.opponent_weights['expert']}); set opponent_weights.expert=0 or vec_env=subproc")
+        self.pool = make_pool(config, list(snapshots))
+        self.expert_spec = config.expert_spec
+        self.games = LearnerGames(config.n_envs, config.num_players, config.rules, config.episode, config.reward,
+                                  opponents=self.pool)
+        super().__init__(config.n_envs, vector_space(), spaces.Discrete(NUM_ACTIONS))
+        self._match = config.episode == "match"
+        self._actions = np.zeros(self.num_envs, dtype=np.int64)
+        self._returns = np.zeros(self.num_envs, dtype=np.float64)
+        self._lengths = np.zeros(self.num_envs, dtype=np.int64)
+        self._started = np.zeros(self.num_envs, dtype=np.float64)
+
+    def _kind(self, entries: list[str]) -> str:
+        """The pool kind of one table (``training.pool.OpponentPool.label``)."""
+        kinds = {"self" if e not in ("random", "greedy", self.expert_spec) else "expert" if e == self.expert_spec
+                 else e for e in entries}
+        return kinds.pop() if len(kinds) == 1 else "mixed"
+
+    def _start_info(self, b: int) -> dict[str, Any]:
+        info: dict[str, Any] = {"learner_seat": int(self.games.learner_seat[b])}
+        if self.games.skipped[b]:
+            info["skipped_deals"] = int(self.games.skipped[b])
+        return info
+
+    # ----- stepping ------------------------------------------------------------------------------
+    def reset(self) -> np.ndarray:
+        if any(self._options):
+            raise ValueError(f"vec_env 'batched' takes no reset options, got {self._options}")
+        self.games.reset(self._seeds)
+        self._reset_seeds()
+        self._reset_options()
+        self.reset_infos = [self._start_info(b) for b in range(self.num_envs)]
+        self._returns[:] = 0.0
+        self._lengths[:] = 0
+        self._started[:] = time.perf_counter()
+        return self.games.observation.copy()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        games = self.games
+        obs, reward, terminated, truncated = games.step(self._actions)
+        dones = terminated | truncated
+        self._returns += reward
+        self._lengths += 1
+        res = games.results
+        infos: list[dict[str, Any]] = []
+        now = time.perf_counter()
+        for b in range(self.num_envs):
+            seat = int(games.final_seat[b])
+            info: dict[str, Any] = {"learner_seat": seat, "TimeLimit.truncated": bool(truncated[b] and not terminated[b])}
+            if res.hand_over[b]:
+                winner = int(res.hand_winner[b])
+                info.update(hand_winner=None if winner < 0 else winner, end_reason=END_REASONS[int(res.end_reason[b])],
+                            scores=res.scores[b].tolist())
+                if self._match and terminated[b]:
+                    info["match_winner"] = None if res.match_winner[b] < 0 else int(res.match_winner[b])
+            if dones[b]:
+                winner = info.get("match_winner", info.get("hand_winner"))
+                info.update(terminal_observation=games.final_observation[b].copy(),
+                            opponent_kind=self._kind(games.final_opponents[b]),
+                            learner_won=winner is not None and winner == seat,
+                            episode={"r": float(self._returns[b]), "l": int(self._lengths[b]),
+                                     "t": round(now - self._started[b], 6)})
+                self.reset_infos[b] = self._start_info(b)
+                self._returns[b] = 0.0
+                self._lengths[b] = 0
+                self._started[b] = now
+            infos.append(info)
+        return obs.copy(), reward.astype(np.float32), dones, infos
+
+    def close(self) -> None:
+        pass
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        return [None] * self.num_envs
+
+    # ----- per-env calls: every env shares the batch and the pool ---------------------------------
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
+        indices = list(self._get_indices(indices))
+        if method_name == "action_masks" and not method_args and not method_kwargs:
+            masks = self.games.action_masks()
+            return [masks[i] for i in indices]
+        if method_name == "set_snapshots":
+            self.pool.set_snapshots(*method_args, **method_kwargs)
+            return [None] * len(indices)
+        raise AttributeError(f"vec_env 'batched' has no env method {method_name!r}; allowed: {', '.join(METHODS)}")
+
+    def has_attr(self, attr_name: str) -> bool:
+        return attr_name in METHODS or attr_name == "render_mode"
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        """``render_mode`` (None) or the methods of :data:`METHODS`, per env."""
+        indices = list(self._get_indices(indices))
+        if attr_name == "render_mode":
+            return [None] * len(indices)
+        if attr_name == "action_masks":
+            return [lambda i=i: self.games.action_masks()[i] for i in indices]
+        if attr_name == "set_snapshots":
+            return [self.pool.set_snapshots] * len(indices)
+        raise AttributeError(f"vec_env 'batched' has no env attribute {attr_name!r}; allowed: render_mode, "
+                             f"{', '.join(METHODS)}")
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError(f"vec_env 'batched' has no settable env attributes (asked for {attr_name!r})")
+
+    def env_is_wrapped(self, wrapper_class: type[gymnasium.Wrapper], indices: Any = None) -> list[bool]:
+        return [False] * len(list(self._get_indices(indices)))
+
+
+__all__ = ["BatchedVecEnv", "METHODS"]
