@@ -4,6 +4,13 @@ Each seeded deal is replayed once per rotation of the lineup through the seats, 
 every agent plays every hand of every deal; luck of the cards cancels out. The same
 seed gives the same table whatever the number of worker processes.
 
+Two engines play the hands, with identical results (every :class:`HandRecord`): the
+scalar engine, one hand at a time in ``workers`` processes, for every agent; and the
+batched engine (:mod:`c8env.vector`, in one process), which plays ``random``,
+``greedy`` and policy files as kernels over many hands at once, several times
+faster. ``engine="auto"`` (the default) takes the batched engine when every agent of
+the lineup has a batched form, else the scalar one.
+
 Programmatic use::
 
     from c8env.evaluate import evaluate
@@ -27,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from c8env.actions import action_text
-from c8env.agents import Agent, PolicyAgent, load
+from c8env.agents import Agent, GreedyAgent, PolicyAgent, RandomAgent, load
 from c8env.argcheck import Parser, check_rules_arg, int_at_least, int_between, writable_dir
 from c8env.engine import State, check_num_players, check_seed
 from c8env.episode import MAX_HAND_STEPS, play_hand
@@ -38,6 +45,12 @@ from c8env.seeding import derive_seed
 # A hand still running after MAX_HAND_STEPS moves is cut off: no winner, counted as ``truncated`` in the
 # table (a policy that stalls by drawing without end would otherwise hold an evaluation up for minutes).
 _CHUNK = 25
+ENGINES = ("auto", "scalar", "batched")
+#: Hands the batched engine plays at once.
+BATCH = 1024
+# A policy's batched logits may differ from its one-observation logits in the last bits (another summation
+# order); a decision whose two best legal logits lie closer than this is recomputed as the scalar path does.
+_TIE_MARGIN = 1e-3
 
 
 class AgentError(ValueError):
@@ -101,11 +114,11 @@ def _play_deals(specs: Sequence[str], rules: RuleSet, num_players: int, seed: in
         for rotation in range(num_players):
             seats = [base[(seat + rotation) % num_players] for seat in range(num_players)]
             agents = [policies.get(spec) or load(spec, rules=rules, num_players=num_players,
-                                                 seed=derive_seed(deal_seed, 1000 * rotation + i))
+                                                 seed=_agent_seeds(deal_seed, rotation, i))
                       for i, spec in enumerate(specs)]
             policies.update((spec, agent) for spec, agent in zip(specs, agents, strict=True)
                             if isinstance(agent, PolicyAgent))  # deterministic: load each file once
-            state, steps = play_deal(agents, specs, rules, num_players, deal_seed, seats)
+            state, steps = play_deal(agents, specs, rules, num_players, deal_seed, seats, MAX_HAND_STEPS)
             transfers = [0] * lineup
             truncated = not state.hand_over
             if not truncated:
@@ -113,6 +126,127 @@ def _play_deals(specs: Sequence[str], rules: RuleSet, num_players: int, seed: in
                     transfers[seats[seat]] += value
             winner = None if truncated or state.winner is None else seats[state.winner]
             records.append(HandRecord(deal, rotation, list(seats), winner, transfers, steps, truncated))
+    return records
+
+
+def _agent_seeds(deal_seed: int, rotation: int, index: int) -> int:
+    """The seed of lineup entry ``index``'s agent in one rotation of a deal (both engines)."""
+    return derive_seed(deal_seed, 1000 * rotation + index)
+
+
+def batched_kind(agent: Agent) -> str | None:
+    """How the batched engine plays an agent: ``random``, ``greedy``, ``policy``, or None (scalar only)."""
+    if isinstance(agent, RandomAgent):
+        return "random"
+    if isinstance(agent, GreedyAgent):
+        return "greedy"
+    if isinstance(agent, PolicyAgent):
+        return "policy"
+    return None
+
+
+def policy_actions(agent: PolicyAgent, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """``agent.act`` for a batch of observations (float32[k, 245]) and masks (int8[k, 60]): the masked argmax
+    of the batch's logits, each near tie recomputed from that observation alone (as ``act`` computes it)."""
+    legal = masks.astype(bool)
+    logits = np.where(legal, agent.logits(observations), -np.inf)
+    actions = np.argmax(logits, axis=1)
+    top_two = -np.partition(-logits, 1, axis=1)[:, :2]
+    close = np.flatnonzero(np.abs(top_two[:, 0] - top_two[:, 1]) < _TIE_MARGIN * np.maximum(1.0, np.abs(top_two[:, 0])))
+    for row in close:
+        one = agent.logits(observations[row])
+        actions[row] = int(np.argmax(np.where(legal[row], one, -np.inf)))
+    return actions
+
+
+def _play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: int, seed: int, deals: int,
+                        update: Callable[[int], None]) -> list[HandRecord]:
+    """Every rotation of deals ``0..deals-1`` on the batched engine; the same records as :func:`_play_deals`.
+
+    ``agents``: one loaded agent per lineup entry, each with a :func:`batched_kind`; ``update`` is told of
+    each deal whose rotations have all been played."""
+    from c8env.vector import RandomAgents, VectorGames, derive_seeds
+
+    n, lineup = num_players, len(agents)
+    kinds = [batched_kind(agent) for agent in agents]
+    base = [seat % lineup for seat in range(n)]
+    seating = np.array([[base[(seat + rotation) % n] for seat in range(n)] for rotation in range(n)])
+    total = deals * n  # hand h: deal h // n, rotation h % n
+    hand_deal, hand_rotation = np.arange(total) // n, np.arange(total) % n
+    deal_seeds = derive_seeds(np.full(deals, seed, dtype=np.uint64), np.arange(deals, dtype=np.uint64))
+    hand_seeds = deal_seeds[hand_deal]
+    agent_seeds = {i: derive_seeds(hand_seeds, (1000 * hand_rotation + i).astype(np.uint64))
+                   for i, kind in enumerate(kinds) if kind == "random"}  # as _agent_seeds
+    size = min(BATCH, total)
+    games = VectorGames(size, n, rules, reward="points", max_steps=MAX_HAND_STEPS, autoreset=False,
+                        observations="policy" in kinds)
+    randoms = {i: RandomAgents(np.zeros(size, dtype=np.uint64)) for i in agent_seeds}
+    slot_hand = np.full(size, -1)
+    seats_of_slot = np.zeros((size, n), dtype=np.int64)
+    winner_seat, steps, truncated_at = (np.zeros(total, dtype=np.int64) for _ in range(3))
+    transfers_at = np.zeros((total, n), dtype=np.int64)  # per seat
+    left = np.full(deals, n)  # hands of each deal still to finish
+    started = 0
+
+    def deal_into(slots: np.ndarray) -> None:
+        nonlocal started
+        slots = slots & (np.cumsum(slots) <= total - started)  # fewer hands left than free slots
+        hands = np.arange(started, started + int(slots.sum()))
+        started += len(hands)
+        slot_hand[slots] = hands
+        seats_of_slot[slots] = seating[hand_rotation[hands]]
+        seeds = np.zeros(size, dtype=np.uint64)
+        seeds[slots] = hand_seeds[hands]
+        games.reset_deals(seeds, slots)
+        for i, agent in randoms.items():
+            seeds[slots] = agent_seeds[i][hands]
+            agent.reseed(seeds, slots)
+
+    deal_into(np.ones(size, dtype=bool))
+    actions = np.zeros(size, dtype=np.int64)
+    while True:
+        active = slot_hand >= 0
+        if not active.any():
+            break
+        acting = seats_of_slot[np.arange(size), games.current_player]
+        greedy = games.greedy_actions() if "greedy" in kinds else None
+        for i, kind in enumerate(kinds):
+            turn = active & (acting == i)
+            if not turn.any():
+                continue
+            if kind == "greedy":
+                actions[turn] = greedy[turn]
+            elif kind == "random":
+                actions[turn] = randoms[i].actions(games.action_mask, turn)[turn]
+            else:
+                actions[turn] = policy_actions(agents[i], games.observation[turn], games.action_mask[turn])
+        rewards, terminated, truncated = games.step(actions, active)
+        ended = terminated | truncated
+        if not ended.any():
+            continue
+        hands = slot_hand[ended]
+        winner_seat[hands] = games.games.winner[ended]
+        steps[hands] = games.games.hand_steps[ended]
+        truncated_at[hands] = truncated[ended]
+        transfers_at[hands] = rewards[ended]
+        np.subtract.at(left, hand_deal[hands], 1)
+        touched = np.unique(hand_deal[hands])
+        completed = int((left[touched] == 0).sum())
+        if completed:
+            update(completed)
+        slot_hand[ended] = -1
+        if started < total:
+            deal_into(ended)
+    records = []
+    for hand, (winner, count, cut, paid) in enumerate(zip(winner_seat.tolist(), steps.tolist(),
+                                                          truncated_at.tolist(), transfers_at.tolist(), strict=True)):
+        seats = seating[hand % n].tolist()
+        transfers = [0] * lineup
+        if not cut:
+            for seat, value in enumerate(paid):
+                transfers[seats[seat]] += value
+        records.append(HandRecord(hand // n, hand % n, seats, None if cut or winner < 0 else seats[winner], transfers,
+                                  count, bool(cut)))
     return records
 
 
@@ -229,12 +363,14 @@ def _progress(total: int, enabled: bool) -> Callable[[int], None]:
 
 
 def evaluate(specs: Sequence[str], num_players: int = 2, rules: str | dict | RuleSet = "standard", deals: int = 1000,
-             seed: int = 0, workers: int | None = None, progress: bool = False) -> Table:
+             seed: int = 0, workers: int | None = None, progress: bool = False, engine: str = "auto") -> Table:
     """Play ``deals`` seeded deals, each once per rotation of the lineup through the seats.
 
     ``specs`` holds one agent spec per seat, or fewer: a lineup shorter than the player
     count is repeated around the table (``["greedy", "random"]`` at 4 players seats
-    greedy, random, greedy, random).
+    greedy, random, greedy, random). ``engine``: ``scalar`` (``workers`` processes,
+    default every core), ``batched`` (one process; only for ``random``, ``greedy`` and
+    policy files) or ``auto`` (batched when every agent allows it); the same records.
     """
     num_players = check_num_players(num_players)
     rules = load_rules(rules)
@@ -245,16 +381,25 @@ def evaluate(specs: Sequence[str], num_players: int = 2, rules: str | dict | Rul
         raise ValueError(f"evaluate needs 1 to {num_players} agent specs for {num_players} players, got {specs!r}")
     if not isinstance(deals, int) or deals < 1:
         raise ValueError(f"deals={deals!r} is invalid; allowed: an int >= 1")
-    for i, spec in enumerate(specs):  # fail fast, naming the bad spec
-        load(spec, rules=rules, num_players=num_players, seed=i)
+    if engine not in ENGINES:
+        raise ValueError(f"engine={engine!r} is invalid; allowed: {', '.join(ENGINES)}")
+    # fail fast, naming the bad spec; the batched engine plays these agents (a policy file is loaded once)
+    agents = [load(spec, rules=rules, num_players=num_players, seed=i) for i, spec in enumerate(specs)]
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
         raise ValueError(f"workers={workers!r} is invalid; allowed: None (every core) or an int >= 1")
     check_seed(seed)
-    workers = workers or os.cpu_count() or 1
-    chunks = [list(range(start, min(start + _CHUNK, deals))) for start in range(0, deals, _CHUNK)]
+    scalar_only = [spec for spec, agent in zip(specs, agents, strict=True) if batched_kind(agent) is None]
+    if engine == "batched" and scalar_only:
+        raise ValueError(f"engine='batched' cannot play {', '.join(map(repr, scalar_only))}; allowed: random, "
+                         "greedy and policy files (or engine='scalar' / 'auto')")
     update = _progress(deals, progress)
     start = time.perf_counter()
-    records: list[HandRecord] = []
+    if engine == "batched" or (engine == "auto" and not scalar_only):
+        records = _play_deals_batched(agents, rules, num_players, seed, deals, update)
+        return Table(specs, num_players, rules, deals, seed, records, time.perf_counter() - start)
+    workers = workers or os.cpu_count() or 1
+    chunks = [list(range(first, min(first + _CHUNK, deals))) for first in range(0, deals, _CHUNK)]
+    records = []
     if workers == 1:
         for chunk in chunks:
             records.extend(_play_deals(specs, rules, num_players, seed, chunk))
@@ -311,7 +456,7 @@ class League:
 
 
 def league(specs: Sequence[str], num_players: int = 2, rules: str | dict | RuleSet = "standard", deals: int = 500,
-           seed: int = 0, workers: int | None = None, progress: bool = False) -> League:
+           seed: int = 0, workers: int | None = None, progress: bool = False, engine: str = "auto") -> League:
     """Round robin over ``specs`` (each pair head to head, lineup repeated around larger tables) with
     OpenSkill (Plackett-Luce) ratings updated hand by hand in a fixed order."""
     from openskill.models import PlackettLuce
@@ -322,7 +467,7 @@ def league(specs: Sequence[str], num_players: int = 2, rules: str | dict | RuleS
     tables = {}
     for i in range(len(specs)):
         for j in range(i + 1, len(specs)):
-            tables[(i, j)] = evaluate([specs[i], specs[j]], num_players, rules, deals, seed, workers, progress)
+            tables[(i, j)] = evaluate([specs[i], specs[j]], num_players, rules, deals, seed, workers, progress, engine)
     model = PlackettLuce()
     ratings = [model.rating(name=spec) for spec in specs]
     for (i, j), table in tables.items():
@@ -361,7 +506,7 @@ def bench_config(name_or_path: str) -> dict[str, Any]:
 
 
 def run_bench(name_or_path: str, agent: str, seed: int = 0, workers: int | None = None,
-              progress: bool = False) -> list[dict[str, Any]]:
+              progress: bool = False, engine: str = "auto") -> list[dict[str, Any]]:
     """Score ``agent`` on a benchmark protocol: one row per (entry, opponent); the agent takes one
     seat, the opponent the others."""
     config = bench_config(name_or_path)
@@ -371,7 +516,7 @@ def run_bench(name_or_path: str, agent: str, seed: int = 0, workers: int | None 
         for opponent in config["opponents"]:
             spec = opponent if isinstance(opponent, str) else opponent["spec"]
             deals = entry.get("deals", 500) if isinstance(opponent, str) else opponent.get("deals", entry.get("deals"))
-            table = evaluate([agent] + [spec] * (players - 1), players, rules, deals, seed, workers, progress)
+            table = evaluate([agent] + [spec] * (players - 1), players, rules, deals, seed, workers, progress, engine)
             me = table.stats[0]
             low, high = me.interval
             rows.append({"agent": agent, "rules": rules, "players": players, "opponent": spec,
@@ -515,7 +660,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rules", default="standard", help="preset name or YAML path")
     parser.add_argument("--deals", type=int_at_least(1), default=1000, help="seeded deals, each played once per rotation")
     parser.add_argument("--seed", type=int_at_least(0), default=0)
-    parser.add_argument("--workers", type=int_at_least(1), default=None, help="processes (default: every core)")
+    parser.add_argument("--workers", type=int_at_least(1), default=None,
+                        help="processes of the scalar engine (default: every core); the batched engine runs in one")
+    parser.add_argument("--engine", choices=ENGINES, default="auto",
+                        help="scalar: one hand at a time, any agent; batched: many hands at once (random, greedy, "
+                             "policy files), same results; auto (default): batched when every agent allows it")
     parser.add_argument("--out", type=writable_dir, help="folder for CSV, JSON and PNG outputs (new or existing)")
     parser.add_argument("--no-progress", action="store_true")
     return parser
@@ -533,20 +682,23 @@ def main(argv: list[str] | None = None) -> None:
         if args.bench:
             if not args.agent or args.agents:
                 parser.error("--bench needs --agent SPEC and no positional agents")
-            rows = [row for agent in args.agent for row in run_bench(args.bench, agent, args.seed, args.workers, progress)]
+            rows = [row for agent in args.agent
+                    for row in run_bench(args.bench, agent, args.seed, args.workers, progress, args.engine)]
             text = bench_markdown(rows)
             if len(args.agent) > 1:
                 text += "\n\nLeaderboard (score: mean of win rate / fair share)\n\n" + leaderboard_markdown(rows)
             stem, meta = "bench", {"bench": args.bench, "seed": args.seed}
             plot = lambda path: plot_bench(rows, path)  # noqa: E731
         elif args.league:
-            result = league(args.agents, args.players, args.rules, args.deals, args.seed, args.workers, progress)
+            result = league(args.agents, args.players, args.rules, args.deals, args.seed, args.workers, progress,
+                            args.engine)
             stem, text, rows = "league", result.markdown(), result.rows()
             plot = lambda path: plot_league(result, path)  # noqa: E731
         else:
             if not args.agents:
                 parser.error("name the agents to evaluate, e.g. `c8env eval greedy random`")
-            table = evaluate(args.agents, args.players, args.rules, args.deals, args.seed, args.workers, progress)
+            table = evaluate(args.agents, args.players, args.rules, args.deals, args.seed, args.workers, progress,
+                             args.engine)
             stem, text, rows = "eval", table.markdown(), table.rows()
             plot = lambda path: plot_table(table, path)  # noqa: E731
         print(text)

@@ -83,6 +83,19 @@ def rule_table(rules: RuleSet, num_players: int, episode: str = "hand", reward: 
     )
 
 
+def derive_seeds(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``derive_seed(first[j], second[j])`` for every ``j`` (:func:`c8env.seeding.derive_seed`, compiled): uint64
+    seeds from two arrays of ints from 0 to 2**64 - 1 of the same length."""
+    if np.ndim(first) != 1 or np.shape(second) != np.shape(first):
+        raise ValueError(f"first and second must be 1-D int arrays of the same length, got shapes {np.shape(first)} "
+                         f"and {np.shape(second)}")
+    first, second = check_seeds(first, len(first)), check_seeds(second, len(first))
+    out = np.zeros(first.shape[0], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        kernels.derive_seeds(first, second, out, kernels.new_scratch())
+    return out
+
+
 def _check_seed(seed: Any) -> int:
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and 0 <= seed < 2**64:
         return int(seed)
@@ -152,7 +165,8 @@ class VectorGames:
             self.reset(0)
         with np.errstate(over="ignore"):
             kernels.deal_slots(self.games, self._table, seeds, slots, self._scratch)
-            self._observe()
+            kernels.observe_slots(self.games, self._table, slots, self.observations, self.observation,
+                                  self.action_mask)
         self._done[slots] = False
 
     def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -253,4 +267,4 @@ class VectorGames:
         return kernels.END_REASONS[int(self.games.end_reason[b])]
 
 
-__all__ = ["COMPILED", "RandomAgents", "VectorGames", "rule_table"]
+__all__ = ["COMPILED", "RandomAgents", "VectorGames", "derive_seeds", "rule_table"]

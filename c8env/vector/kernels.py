@@ -302,6 +302,17 @@ def episode_seed(t: Table, b: int, episode: int, s: Scratch) -> np.uint64:
     return out[0]
 
 
+@jit
+def derive_seeds(first: np.ndarray, second: np.ndarray, out: np.ndarray, s: Scratch) -> None:
+    """``out[j]`` = ``derive_seed(first[j], second[j])`` (:func:`c8env.seeding.derive_seed`) for every ``j``."""
+    words, state = s.words, s.seeds
+    for j in range(out.shape[0]):
+        count = rng.entropy_words(words, first[j])
+        count += rng.entropy_words(words[count:], second[j])
+        rng.seed_state(words, count, state, s.work)
+        out[j] = state[0]
+
+
 # ----- legal actions ----------------------------------------------------------------------------------
 @jit
 def _may_draw(g: Games, b: int, t: Table, playable: int) -> bool:
@@ -712,6 +723,18 @@ def masks_all(g: Games, t: Table, masks: np.ndarray) -> None:
 
 
 @jit
+def observe_slots(g: Games, t: Table, slots: np.ndarray, observations: bool, obs: np.ndarray,
+                  masks: np.ndarray) -> None:
+    """The legal mask, and with ``observations`` the observation, of the player to act in every game
+    where ``slots[b]``."""
+    for b in range(g.current.shape[0]):
+        if slots[b]:
+            if observations:
+                encode(g, b, t, g.current[b], obs[b])
+            legal_mask(g, b, t, masks[b])
+
+
+@jit
 def random_actions(masks: np.ndarray, gen: np.ndarray, out: np.ndarray) -> None:
     """A uniformly random legal action per game (``masks`` int8[B, 60])."""
     for b in range(masks.shape[0]):
@@ -728,5 +751,5 @@ def random_actions(masks: np.ndarray, gen: np.ndarray, out: np.ndarray) -> None:
 
 
 __all__ = ["END_REASONS", "Games", "MAX_CARDS", "OBS_SIZE", "Scratch", "Table", "new_scratch", "apply", "deal_slots",
-           "encode", "hand_rewards", "legal_mask", "match_over", "match_winner", "new_game", "new_games", "observe_all",
-           "random_actions", "reset_all", "step_all"]
+           "derive_seeds", "encode", "hand_rewards", "legal_mask", "match_over", "match_winner", "new_game", "new_games", "observe_all",
+           "observe_slots", "random_actions", "reset_all", "step_all"]
