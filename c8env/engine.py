@@ -356,6 +356,12 @@ class State:
         return self._wild_masks[seat]
 
     @property
+    def generator_key(self) -> tuple[int, int]:
+        """``(entropy, reshuffles)``: the match's seed and the reshuffles of this hand so far, which
+        seed this hand's next reshuffle (``default_rng([entropy, hands_played, reshuffles + 1])``)."""
+        return self._entropy, self._reshuffles
+
+    @property
     def current_player(self) -> int:
         """Seat to act."""
         return self.current

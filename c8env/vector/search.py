@@ -1,0 +1,267 @@
+"""The ``expert``'s determinized Monte Carlo search, compiled on the batched engine's kernels.
+
+:class:`CompiledSearch` runs the sample-and-rollout loop of
+:class:`c8env.agents.expert.ExpertAgent` as one kernel: it deals the hidden cards of
+each sample the way the agent does (same generator, same constraints), plays every
+candidate out with greedy play by everyone (:func:`c8env.vector.agents.greedy_action`)
+and sums the observer's rewards. Given the same generator state it returns the same
+totals as the agent's Python loop, so the agent's decisions do not depend on which
+loop ran (``tests/test_search.py``); only the time does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from c8env.actions import NUM_ACTIONS
+from c8env.engine import State
+from c8env.episode import MAX_HAND_STEPS
+from c8env.rules import RuleSet
+from c8env.vector import agents, kernels, rng, rule_table
+from c8env.vector.jit import jit
+from c8env.vector.kernels import MAX_CARDS, OVER, Games, Scratch, Table
+
+_PUBLIC, _WORLD, _ROLLOUT = 0, 1, 2  # the rows of the search's games
+_END_REASONS = {reason: index for index, reason in enumerate(kernels.END_REASONS)}
+_MAX_RULES = 2  # constraints per opponent seat (see ExpertAgent._requirements)
+_MASK64 = (1 << 64) - 1
+
+
+class Hidden(NamedTuple):
+    """What the search deals at each sample: the unseen cards and, per seat, how many it holds and
+    which cards it cannot hold (``forbidden[seat, k]``, ``counts[seat, k]`` for ``k < num_rules[seat]``)."""
+
+    unseen: np.ndarray  # int64[MAX_CARDS], the first num_unseen entries
+    num_unseen: int
+    sizes: np.ndarray  # int64[P] hand size per seat (seat 0: the observer, not dealt)
+    forbidden: np.ndarray  # int64[P, 2]
+    counts: np.ndarray  # int64[P, 2]
+    num_rules: np.ndarray  # int64[P]
+
+
+class Work(NamedTuple):
+    """The search kernel's work space."""
+
+    order: np.ndarray  # int64[MAX_CARDS] a permutation
+    pool: np.ndarray  # int64[MAX_CARDS] cards not yet dealt
+    rest: np.ndarray  # int64[MAX_CARDS]
+    mask: np.ndarray  # int8[60] legal actions
+
+
+@jit
+def copy_game(g: Games, src: int, dst: int) -> None:
+    """Row ``dst`` becomes a copy of row ``src`` (the stock and discard pile up to their lengths)."""
+    for p in range(g.held.shape[1]):
+        g.held[dst, p] = g.held[src, p]
+        g.twice[dst, p] = g.twice[src, p]
+        g.sizes[dst, p] = g.sizes[src, p]
+        g.scores[dst, p] = g.scores[src, p]
+        g.countdown[dst, p] = g.countdown[src, p]
+        g.wild[dst, p] = g.wild[src, p]
+        g.voids[dst, p] = g.voids[src, p]
+    for i in range(g.stock_len[src]):
+        g.stock[dst, i] = g.stock[src, i]
+    for i in range(g.discard_len[src]):
+        g.discard[dst, i] = g.discard[src, i]
+    for i in range(4):
+        g.entropy[dst, i] = g.entropy[src, i]
+    g.stock_len[dst] = g.stock_len[src]
+    g.discard_len[dst] = g.discard_len[src]
+    g.current[dst] = g.current[src]
+    g.dealer[dst] = g.dealer[src]
+    g.suit[dst] = g.suit[src]
+    g.rank[dst] = g.rank[src]
+    g.follow[dst] = g.follow[src]
+    g.direction[dst] = g.direction[src]
+    g.phase[dst] = g.phase[src]
+    g.pending[dst] = g.pending[src]
+    g.draws[dst] = g.draws[src]
+    g.passes[dst] = g.passes[src]
+    g.hands_played[dst] = g.hands_played[src]
+    g.winner[dst] = g.winner[src]
+    g.end_reason[dst] = g.end_reason[src]
+    g.entropy_len[dst] = g.entropy_len[src]
+    g.reshuffles[dst] = g.reshuffles[src]
+    g.hand_steps[dst] = g.hand_steps[src]
+    g.episodes[dst] = g.episodes[src]
+
+
+@jit
+def _add(g: Games, b: int, p: int, card: int) -> None:
+    bit = np.int64(1) << card
+    if g.held[b, p] & bit:
+        g.twice[b, p] |= bit
+    else:
+        g.held[b, p] |= bit
+    g.sizes[b, p] += 1
+
+
+@jit
+def deal_hidden(g: Games, b: int, h: Hidden, gen: np.ndarray, w: Work) -> None:
+    """Deal the unseen cards to seats 1..P-1 of row ``b`` and make the rest its stock, as
+    ``ExpertAgent._deal_hidden``: the unseen cards in the order of ``gen.permutation``; each seat
+    first takes, in that order, cards its constraints allow, then tops up from the end of the pool."""
+    n = h.sizes.shape[0]
+    rng.permute(gen, w.order, h.num_unseen)
+    pool, rest = w.pool, w.rest
+    length = h.num_unseen
+    for i in range(length):
+        pool[i] = h.unseen[w.order[i]]
+    for seat in range(1, n):
+        g.held[b, seat] = 0
+        g.twice[b, seat] = 0
+        g.sizes[b, seat] = 0
+        for k in range(h.num_rules[seat]):
+            want = min(h.counts[seat, k], h.sizes[seat])
+            kept = 0
+            for i in range(length):
+                card = pool[i]
+                if g.sizes[b, seat] < want and not (h.forbidden[seat, k] >> card) & 1:
+                    _add(g, b, seat, card)
+                else:
+                    rest[kept] = card
+                    kept += 1
+            for i in range(kept):
+                pool[i] = rest[i]
+            length = kept
+        while g.sizes[b, seat] < h.sizes[seat] and length > 0:
+            length -= 1
+            _add(g, b, seat, pool[length])
+    for i in range(length):
+        g.stock[b, i] = pool[i]
+    g.stock_len[b] = length
+
+
+@jit
+def rollout(g: Games, b: int, t: Table, action: int, w: Work, s: Scratch) -> float:
+    """Seat 0's reward after ``action`` in row ``b`` and greedy play by everyone to the hand's end
+    (0 for a hand still running after ``MAX_HAND_STEPS`` moves)."""
+    kernels.apply(g, b, t, action, s)
+    steps = 0
+    while g.phase[b] != OVER and steps < MAX_HAND_STEPS:
+        kernels.legal_mask(g, b, t, w.mask)
+        kernels.apply(g, b, t, agents.greedy_action(g, b, t, w.mask), s)
+        steps += 1
+    if g.phase[b] != OVER:
+        return 0.0
+    kernels.hand_rewards(g, b, t, s.row)
+    return s.row[0]
+
+
+@jit
+def search(g: Games, t: Table, h: Hidden, candidates: np.ndarray, first: int, last: int, gen: np.ndarray,
+           totals: np.ndarray, w: Work, s: Scratch) -> None:
+    """Samples ``first`` to ``last - 1`` of the search: sample 0 plays the public row as dealt, every
+    other sample deals the hidden cards anew; ``totals[i]`` sums candidate ``i``'s rollouts."""
+    for sample in range(first, last):
+        world = _PUBLIC
+        if sample > 0:
+            world = _WORLD
+            copy_game(g, _PUBLIC, _WORLD)
+            deal_hidden(g, _WORLD, h, gen, w)
+        for i in range(candidates.shape[0]):
+            copy_game(g, world, _ROLLOUT)
+            totals[i] += rollout(g, _ROLLOUT, t, candidates[i], w, s)
+
+
+# ----- from Python --------------------------------------------------------------------------------
+def load_state(g: Games, b: int, state: State) -> None:
+    """Row ``b`` of ``g`` becomes ``state`` (its reshuffles continue as the state's would)."""
+    n = state.num_players
+    for p in range(n):
+        g.held[b, p], g.twice[b, p] = state.held_cards(p)
+        g.sizes[b, p] = state.sizes[p]
+        g.scores[b, p] = state.scores[p]
+        g.countdown[b, p] = state.countdown[p]
+        g.wild[b, p] = state.wild_mask(p)
+        g.voids[b, p] = state.voids[p]
+    g.stock[b, :len(state.stock)] = state.stock
+    g.stock_len[b] = len(state.stock)
+    g.discard[b, :len(state.discard)] = state.discard
+    g.discard_len[b] = len(state.discard)
+    g.current[b] = state.current_player
+    g.dealer[b] = state.dealer
+    g.suit[b] = state.suit
+    g.rank[b] = state.rank
+    g.follow[b] = state.follow_mask()
+    g.direction[b] = state.direction
+    g.phase[b] = int(state.phase)
+    g.pending[b] = state.pending
+    g.draws[b] = state.draws
+    g.passes[b] = state.passes
+    g.hands_played[b] = state.hands_played
+    g.winner[b] = -1 if state.winner is None else state.winner
+    g.end_reason[b] = _END_REASONS[state.end_reason]
+    entropy, reshuffles = state.generator_key
+    g.entropy[b, :] = 0
+    g.entropy_len[b] = rng.entropy_words(g.entropy[b], np.uint64(entropy))
+    g.reshuffles[b] = reshuffles
+    g.hand_steps[b] = 0
+
+
+def generator_words(generator: np.random.Generator) -> np.ndarray:
+    """A NumPy PCG64 generator's state as the kernels' six words (:mod:`c8env.vector.rng`)."""
+    state = generator.bit_generator.state
+    if state["bit_generator"] != "PCG64":
+        raise ValueError(f"the search needs a PCG64 generator, got {state['bit_generator']}")
+    words = state["state"]
+    return np.array([words["state"] >> 64, words["state"] & _MASK64, words["inc"] >> 64, words["inc"] & _MASK64,
+                     state["has_uint32"], state["uinteger"]], dtype=np.uint64)
+
+
+def set_generator_words(generator: np.random.Generator, words: np.ndarray) -> None:
+    """Put the kernels' six words back into a NumPy PCG64 generator."""
+    w = [int(x) for x in words]
+    generator.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": (w[0] << 64) | w[1], "inc": (w[2] << 64) | w[3]},
+        "has_uint32": w[4], "uinteger": w[5],
+    }
+
+
+class CompiledSearch:
+    """The search of one agent (its rules, player count and reward), reusable across decisions."""
+
+    def __init__(self, rules: RuleSet, num_players: int, reward: str) -> None:
+        self.num_players = num_players
+        self.table = rule_table(rules, num_players, "hand", reward, MAX_HAND_STEPS)
+        self.games = kernels.new_games(3, num_players)
+        self.work = Work(np.zeros(MAX_CARDS, dtype=np.int64), np.zeros(MAX_CARDS, dtype=np.int64),
+                         np.zeros(MAX_CARDS, dtype=np.int64), np.zeros(NUM_ACTIONS, dtype=np.int8))
+        self.scratch = kernels.new_scratch()
+
+    def hidden(self, unseen: Sequence[int], sizes: Sequence[int],
+               requirements: Mapping[int, Sequence[tuple[int, int]]]) -> Hidden:
+        """The kernel's form of the unseen cards, the opponents' sizes (seats 1..P-1) and their
+        ``(forbidden cards, count)`` constraints."""
+        n = self.num_players
+        cards = np.zeros(MAX_CARDS, dtype=np.int64)
+        cards[:len(unseen)] = unseen
+        forbidden = np.zeros((n, _MAX_RULES), dtype=np.int64)
+        counts = np.zeros((n, _MAX_RULES), dtype=np.int64)
+        num_rules = np.zeros(n, dtype=np.int64)
+        for seat, rules in requirements.items():
+            if len(rules) > _MAX_RULES:
+                raise ValueError(f"seat {seat} has {len(rules)} constraints; the search takes at most {_MAX_RULES}")
+            num_rules[seat] = len(rules)
+            for k, (cards_out, count) in enumerate(rules):
+                forbidden[seat, k], counts[seat, k] = cards_out, count
+        return Hidden(cards, len(unseen), np.array([0, *sizes], dtype=np.int64), forbidden, counts, num_rules)
+
+    def run(self, public: State, hidden: Hidden, candidates: Sequence[int], first: int, last: int,
+            generator: np.random.Generator, totals: np.ndarray) -> None:
+        """Add samples ``first`` to ``last - 1`` to ``totals`` (float64, one per candidate), drawing the
+        hidden cards from ``generator`` (advanced as the Python loop would advance it)."""
+        load_state(self.games, _PUBLIC, public)
+        gen = generator_words(generator)
+        with np.errstate(over="ignore"):
+            search(self.games, self.table, hidden, np.asarray(candidates, dtype=np.int64), first, last, gen,
+                   totals, self.work, self.scratch)
+        set_generator_words(generator, gen)
+
+
+__all__ = ["CompiledSearch", "Hidden", "Work", "copy_game", "deal_hidden", "generator_words", "load_state",
+           "rollout", "search", "set_generator_words"]
