@@ -13,7 +13,8 @@
    ``snapshot_interval`` steps a frozen copy of ``main`` joins as a module (``algo.add_module``, the
    oldest beyond ``max_snapshots`` leaves); every ``eval_interval`` steps ``main`` is exported to a
    NumPy policy file and evaluated with :func:`c8env.evaluate.evaluate` against ``eval_opponents`` on
-   seeded duplicate deals (win rate, 95% Wilson interval; ``evals.jsonl``, TensorBoard ``eval/``), the
+   seeded duplicate deals (win rate, 95% Wilson interval; ``evals.jsonl``, TensorBoard ``eval/``; none at
+   step 0: an untrained network's argmax may draw until a hand's step limit), the
    best against greedy kept as ``best.npz``; every ``checkpoint_interval`` steps
    ``checkpoints/ckpt_<step>/`` (``algo.save_to_path``) and its ``.json`` sidecar (written last);
 4. the end: a last checkpoint, ``policy.npz`` evaluated on fresh deals (``eval.md``, ``eval.json``).
@@ -350,6 +351,8 @@ def train(config: RLlibConfig, resume: bool = False, overwrite: bool = False, sa
             intervals = {"snapshot": config.snapshot_interval, "eval": config.eval_interval,
                          "checkpoint": config.checkpoint_interval}
             due = {key: (run.step // n + 1) * n if meta else 0 for key, n in intervals.items()}
+            if not meta:  # an untrained network's argmax can draw until the hand's step limit: no evaluation at 0
+                due["eval"] = config.eval_interval
             last_checkpoint = run.step if meta else -1
             while run.step < config.total_steps:
                 if run.step >= due["snapshot"]:
