@@ -165,7 +165,7 @@ def _play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: in
 
     ``agents``: one loaded agent per lineup entry, each with a :func:`batched_kind`; ``update`` is told of
     each deal whose rotations have all been played."""
-    from c8env.vector import RandomAgents, VectorGames, derive_seeds
+    from c8env.vector import EXTERNAL, GREEDY, RandomAgents, VectorGames, derive_seeds
 
     n, lineup = num_players, len(agents)
     kinds = [batched_kind(agent) for agent in agents]
@@ -175,12 +175,15 @@ def _play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: in
     hand_deal, hand_rotation = np.arange(total) // n, np.arange(total) % n
     deal_seeds = derive_seeds(np.full(deals, seed, dtype=np.uint64), np.arange(deals, dtype=np.uint64))
     hand_seeds = deal_seeds[hand_deal]
-    agent_seeds = {i: derive_seeds(hand_seeds, (1000 * hand_rotation + i).astype(np.uint64))
-                   for i, kind in enumerate(kinds) if kind == "random"}  # as _agent_seeds
+    random_indices = [i for i, kind in enumerate(kinds) if kind == "random"]
+    agent_seeds = [derive_seeds(hand_seeds, (1000 * hand_rotation + i).astype(np.uint64))  # as _agent_seeds
+                   for i in random_indices]
+    codes = np.array([GREEDY if kind == "greedy" else EXTERNAL for kind in kinds])
+    codes[random_indices] = np.arange(len(random_indices))
     size = min(BATCH, total)
     games = VectorGames(size, n, rules, reward="points", max_steps=MAX_HAND_STEPS, autoreset=False,
                         observations="policy" in kinds)
-    randoms = {i: RandomAgents(np.zeros(size, dtype=np.uint64)) for i in agent_seeds}
+    randoms = [RandomAgents(np.zeros(size, dtype=np.uint64)) for _ in random_indices]
     slot_hand = np.full(size, -1)
     seats_of_slot = np.zeros((size, n), dtype=np.int64)
     winner_seat, steps, truncated_at = (np.zeros(total, dtype=np.int64) for _ in range(3))
@@ -198,32 +201,14 @@ def _play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: in
         seeds = np.zeros(size, dtype=np.uint64)
         seeds[slots] = hand_seeds[hands]
         games.reset_deals(seeds, slots)
-        for i, agent in randoms.items():
-            seeds[slots] = agent_seeds[i][hands]
+        for agent, chosen in zip(randoms, agent_seeds, strict=True):
+            seeds[slots] = chosen[hands]
             agent.reseed(seeds, slots)
 
-    deal_into(np.ones(size, dtype=bool))
-    actions = np.zeros(size, dtype=np.int64)
-    while True:
-        active = slot_hand >= 0
-        if not active.any():
-            break
-        acting = seats_of_slot[np.arange(size), games.current_player]
-        greedy = games.greedy_actions() if "greedy" in kinds else None
-        for i, kind in enumerate(kinds):
-            turn = active & (acting == i)
-            if not turn.any():
-                continue
-            if kind == "greedy":
-                actions[turn] = greedy[turn]
-            elif kind == "random":
-                actions[turn] = randoms[i].actions(games.action_mask, turn)[turn]
-            else:
-                actions[turn] = policy_actions(agents[i], games.observation[turn], games.action_mask[turn])
-        rewards, terminated, truncated = games.step(actions, active)
+    def settle(rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray) -> None:
         ended = terminated | truncated
         if not ended.any():
-            continue
+            return
         hands = slot_hand[ended]
         winner_seat[hands] = games.games.winner[ended]
         steps[hands] = games.games.hand_steps[ended]
@@ -237,6 +222,21 @@ def _play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: in
         slot_hand[ended] = -1
         if started < total:
             deal_into(ended)
+
+    deal_into(np.ones(size, dtype=bool))
+    actions = np.zeros(size, dtype=np.int64)
+    while (slot_hand >= 0).any():
+        settle(*games.autoplay(codes[seats_of_slot], randoms, slot_hand >= 0))  # random and greedy moves
+        waiting = slot_hand >= 0  # and a policy to act (the hands just dealt are played first)
+        waiting &= codes[seats_of_slot[np.arange(size), games.current_player]] == EXTERNAL
+        if not waiting.any():
+            continue
+        acting = seats_of_slot[np.arange(size), games.current_player]
+        for i, agent in enumerate(agents):
+            turn = waiting & (acting == i)
+            if turn.any():
+                actions[turn] = policy_actions(agent, games.observation[turn], games.action_mask[turn])
+        settle(*games.step(actions, waiting))
     records = []
     for hand, (winner, count, cut, paid) in enumerate(zip(winner_seat.tolist(), steps.tolist(),
                                                           truncated_at.tolist(), transfers_at.tolist(), strict=True)):

@@ -10,6 +10,12 @@ and, when installed, on Shimmy's OpenSpiel crazy_eights and PettingZoo's
 
 ``python -m c8env.speed expert`` times the expert's decisions against greedy.
 
+``python -m c8env.speed eval`` times the command ``c8env eval greedy random --deals N``
+on the scalar engine (its default workers) and on the batched engine, each run as its
+own process (start-up, imports and the compiled kernels' cache load included), median
+of 3 runs, interleaved; and, apart, the batched engine's first call with an empty numba
+cache (compiling the kernels) against one with the cache.
+
 ``python -m c8env.speed engine`` measures engine decisions per second for random
 play as an outside Python loop drives it (``state.legal_actions()``,
 ``random.Random.choice``, ``state.apply``), median of 5 runs, and, when the
@@ -20,8 +26,12 @@ kind of loop in the same process.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -289,16 +299,53 @@ def bench_vector(steps: int) -> None:
             print(f"{num_players:>7} | OpenSpiel's C++ random loop (no observations): {cpp:,.0f} decisions/s")
 
 
+def eval_command_seconds(engine: str, deals: int, cache_dir: str | None = None) -> float:
+    """Wall time of ``c8env eval greedy random --deals N --engine E`` as a new process; ``cache_dir``: numba's
+    cache folder (an empty one: the kernels are compiled)."""
+    env = dict(os.environ)
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = cache_dir
+    command = [sys.executable, "-m", "c8env.evaluate", "greedy", "random", "--deals", str(deals), "--engine", engine,
+               "--no-progress"]
+    start = time.perf_counter()
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def bench_eval(deals: int) -> None:
+    """The evaluation command on both engines (same results, tests/test_evaluate_batched.py), and the kernels'
+    compile time."""
+    runs = 3
+    eval_command_seconds("batched", 1)  # the kernels compiled into the cache, if they were not
+    times: dict[str, list[float]] = {"scalar": [], "batched": []}
+    for _ in range(runs):
+        for engine in times:
+            times[engine].append(eval_command_seconds(engine, deals))
+    scalar, batched = (statistics.median(times[e]) for e in ("scalar", "batched"))
+    print(f"eval: `c8env eval greedy random --deals {deals:,}`, 2 players, wall seconds of the whole command, "
+          f"median of {runs} interleaved runs (scalar engine: {os.cpu_count()} workers, its default)")
+    print(f"{'engine':>8} | {'seconds':>8} | runs")
+    for engine, values in times.items():
+        print(f"{engine:>8} | {statistics.median(values):8.2f} | {', '.join(f'{v:.2f}' for v in values)}")
+    print(f"batched is {scalar / batched:.1f}x faster")
+    with tempfile.TemporaryDirectory() as empty:
+        cold = eval_command_seconds("batched", 1, empty)
+    warm = eval_command_seconds("batched", 1)
+    print(f"first call, --deals 1 --engine batched: {cold:.1f} s with an empty numba cache (the kernels compiled), "
+          f"{warm:.1f} s with the cache (in __pycache__)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser (the README's commands are checked against it)."""
     parser = Parser(prog="c8env speed", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["engine", "env", "expert", "vector", "all"], help="what to benchmark")
+    parser.add_argument("what", choices=["engine", "env", "eval", "expert", "vector", "all"], help="what to benchmark")
     parser.add_argument("--hands", type=int_at_least(1), default=50, help="hands for the expert timing")
     parser.add_argument("--spec", default="expert", help="search agent spec for the expert timing")
     parser.add_argument("--decisions", type=int_at_least(1), default=200_000, help="engine decisions per run")
     parser.add_argument("--steps", type=int_at_least(1), default=30_000, help="env steps per run")
     parser.add_argument("--vector-steps", type=int_at_least(1), default=200_000,
                         help="game steps per run of the batched engine")
+    parser.add_argument("--deals", type=int_at_least(1), default=10_000, help="deals of the eval timing")
     return parser
 
 
@@ -318,6 +365,8 @@ def main(argv: list[str] | None = None) -> None:
         bench_env(args.steps)
     if args.what in ("vector", "all"):
         bench_vector(args.vector_steps)
+    if args.what in ("eval", "all"):
+        bench_eval(args.deals)
     if args.what in ("expert", "all"):
         bench_expert(args.hands, args.spec)
 

@@ -14,12 +14,13 @@ import pytest
 
 from c8env import IllegalActionError, preset_names
 from c8env.agents import heuristic
-from c8env.agents.heuristic import RandomAgent, greedy_action
+from c8env.agents.heuristic import GreedyAgent, RandomAgent, greedy_action
 from c8env.agents.view import view_from_state
 from c8env.engine import State
+from c8env.episode import Episode
 from c8env.observation import StateObservation, encode_observation
 from c8env.seeding import derive_seed
-from c8env.vector import RandomAgents, VectorGames
+from c8env.vector import EXTERNAL, GREEDY, RandomAgents, VectorGames, derive_seeds
 from c8env.vector import agents as vector_agents
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -197,3 +198,85 @@ def test_same_agents_without_numba() -> None:
         chosen.append(actions.tolist())
         games.step(actions)
     assert plain["chosen"] == chosen
+
+
+@pytest.mark.parametrize("episode,reward", [("hand", "win"), ("match", "points")])
+def test_autoplay_equals_the_scalar_agents(episode: str, reward: str) -> None:
+    """Built-in seats (greedy, two random agents) autoplayed, the other seats stepped from outside: every game
+    goes as the scalar agents on the scalar engine, episodes (autoreset, truncation) included."""
+    games, n, preset, seed = 5, 3, "special_cards", 4
+    seat_agents = np.array([[GREEDY, 0, EXTERNAL], [1, GREEDY, 0], [0, 1, GREEDY], [EXTERNAL, EXTERNAL, 0],
+                            [GREEDY, GREEDY, GREEDY]])
+    batch = VectorGames(games, n, preset, episode=episode, reward=reward, max_steps=70)
+    batch.reset(seed)
+    agent_seeds = [np.array([derive_seed(k, b) for b in range(games)], dtype=np.uint64) for k in range(2)]
+    randoms = [RandomAgents(s) for s in agent_seeds]
+    scalar_randoms = [[RandomAgent(int(s[b])) for b in range(games)] for s in agent_seeds]
+    greedy = GreedyAgent(batch.rules)
+    started = [0] * games
+
+    def start(b: int) -> Episode:
+        ep = Episode(episode, reward, 70)
+        ep.start(State.new(n, preset, seed=derive_seed(seed, b, started[b])))
+        return ep
+
+    episodes = [start(b) for b in range(games)]
+
+    def scalar_move(b: int, action: int, totals: np.ndarray) -> bool:
+        got = episodes[b].step(action)
+        if got is not None:
+            totals[b] += got
+        if episodes[b].done:
+            started[b] += 1
+            episodes[b] = start(b)
+            return True
+        return False
+
+    ended_episodes = 0
+    for _ in range(60):
+        rewards, terminated, truncated = batch.autoplay(seat_agents, randoms)
+        totals = np.zeros((games, n))
+        for b in range(games):
+            while True:
+                state = episodes[b].state
+                code = seat_agents[b, state.current_player]
+                if code == EXTERNAL:
+                    assert not (terminated[b] or truncated[b])
+                    break
+                seen = StateObservation(state, state.current_player)
+                action = greedy.act(seen) if code == GREEDY else scalar_randoms[code][b].act(seen)
+                if scalar_move(b, action, totals):
+                    assert terminated[b] or truncated[b]
+                    ended_episodes += 1
+                    break
+        assert np.allclose(rewards, totals)
+        assert_same(batch, [ep.state for ep in episodes], "after autoplay")
+        waiting = seat_agents[np.arange(games), batch.current_player] == EXTERNAL
+        actions = batch.random_actions()
+        rewards, terminated, truncated = batch.step(actions, waiting)
+        totals = np.zeros((games, n))
+        for b in np.flatnonzero(waiting):
+            assert scalar_move(b, int(actions[b]), totals) == (terminated[b] or truncated[b])
+        assert np.allclose(rewards, totals)
+        assert_same(batch, [ep.state for ep in episodes], "after step")
+    assert ended_episodes > 5
+
+
+def test_autoplay_refuses_bad_input() -> None:
+    batch = VectorGames(2, 2)
+    batch.reset(0)
+    randoms = [RandomAgents([1, 2])]
+    for seat_agents, message in [(np.zeros((2, 3), dtype=np.int64), "shape"), (np.full((2, 2), 1), "holds 1"),
+                                 (np.full((2, 2), -3), "holds -3"), (np.zeros((2, 2)), "int array")]:
+        with pytest.raises(ValueError, match=message):
+            batch.autoplay(seat_agents, randoms)
+    with pytest.raises(ValueError, match="RandomAgents for 2 games"):
+        batch.autoplay(np.zeros((2, 2), dtype=np.int64), [RandomAgents([1, 2, 3])])
+
+
+def test_derive_seeds_is_derive_seed() -> None:
+    first = np.array([0, 1, 2**64 - 1, 2**32, 77], dtype=np.uint64)
+    second = np.array([5, 0, 3, 2**40 + 1, 2**64 - 1], dtype=np.uint64)
+    assert derive_seeds(first, second).tolist() == [derive_seed(int(a), int(b)) for a, b in zip(first, second, strict=True)]
+    with pytest.raises(ValueError, match="same length"):
+        derive_seeds(first, second[:2])

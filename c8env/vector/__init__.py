@@ -33,6 +33,7 @@ until :meth:`reset`, and stepping it is an error.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -44,7 +45,7 @@ from c8env.episode import check_episode_args
 from c8env.observation import OBS_SIZE
 from c8env.rules import RuleSet, load_rules
 from c8env.vector import agents, kernels, rng
-from c8env.vector.agents import RandomAgents, check_seeds, check_slots
+from c8env.vector.agents import EXTERNAL, GREEDY, RandomAgents, check_seeds, check_slots
 from c8env.vector.jit import COMPILED
 
 _STOCK_MODES = {"reshuffle": 0, "pass": 1, "end": 2}
@@ -203,6 +204,46 @@ class VectorGames:
             self._done |= self.terminated | self.truncated
         return self.rewards, self.terminated, self.truncated
 
+    def autoplay(self, seat_agents: np.ndarray, randoms: Sequence[RandomAgents] = (),
+                 active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Let built-in agents make their moves, many per game in one compiled call.
+
+        ``seat_agents`` (int[B, num_players]) names each seat's agent in each game: ``GREEDY``
+        (:meth:`greedy_actions`), ``EXTERNAL`` (the caller's: play stops there), or ``k >= 0``,
+        the random agent of ``randoms[k]`` for that game (its generator moves on). Every active
+        game (``active``, bool[B], default all) plays until its episode ends or an ``EXTERNAL`` seat
+        is to act; each move as :meth:`step` makes it (autoreset, ``final_observation``). Returns
+        ``(rewards[B, P], terminated[B], truncated[B])``, the rewards summed over the moves made.
+        """
+        self._check_reset()
+        active = self._all if active is None else check_slots(active, self.num_envs, "active")
+        seat_agents = np.asarray(seat_agents)
+        if seat_agents.shape != (self.num_envs, self.num_players) or seat_agents.dtype.kind not in "iu":
+            raise ValueError(f"seat_agents must be an int array of shape ({self.num_envs}, {self.num_players}), "
+                             f"got {seat_agents.dtype} {seat_agents.shape}")
+        for agent in randoms:
+            if not isinstance(agent, RandomAgents) or agent.num_envs != self.num_envs:
+                raise ValueError(f"randoms must hold RandomAgents for {self.num_envs} games, got {agent!r}")
+        bad = (seat_agents < GREEDY) | (seat_agents >= len(randoms))
+        if bad.any():
+            raise ValueError(f"seat_agents holds {int(seat_agents[bad][0])}; allowed: GREEDY ({GREEDY}), "
+                             f"EXTERNAL ({EXTERNAL}) or a random agent 0..{len(randoms) - 1}")
+        if (self._done & active).any():
+            b = int(np.flatnonzero(self._done & active)[0])
+            raise RuntimeError(f"game {b} has ended and autoreset is off; call reset(seed) or reset_deals()")
+        generators = np.stack([agent.generators for agent in randoms]) if randoms else \
+            np.zeros((0, self.num_envs, 6), dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            agents.autoplay_all(self.games, self._table, seat_agents.astype(np.int64), generators, active,
+                                self.action_mask, self.rewards, self.terminated, self.truncated,
+                                self.final_observation, self.autoreset, self._scratch)
+            self._observe()
+        for agent, moved in zip(randoms, generators, strict=True):
+            agent.generators[:] = moved
+        if not self.autoreset:
+            self._done |= self.terminated | self.truncated
+        return self.rewards, self.terminated, self.truncated
+
     def _observe(self) -> None:
         if self.observations:
             kernels.observe_all(self.games, self._table, self.observation, self.action_mask)
@@ -267,4 +308,4 @@ class VectorGames:
         return kernels.END_REASONS[int(self.games.end_reason[b])]
 
 
-__all__ = ["COMPILED", "RandomAgents", "VectorGames", "derive_seeds", "rule_table"]
+__all__ = ["COMPILED", "EXTERNAL", "GREEDY", "RandomAgents", "VectorGames", "derive_seeds", "rule_table"]

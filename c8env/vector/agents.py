@@ -32,6 +32,8 @@ SUIT_NEXT_VOID = 150  # declaring: the next player just drew or passed on the su
 _SKIP, _DRAW_EFFECT, _ANY_NEXT_EFFECT = int(Effect.SKIP), int(Effect.DRAW), int(Effect.ANY_NEXT)
 _SUIT_MASKS = np.array(SUIT_MASKS, dtype=np.int64)
 _LOWEST = -(1 << 62)
+#: ``seat_agents`` codes of :func:`autoplay_all` (``k >= 0``: random agent ``k``).
+EXTERNAL, GREEDY = -1, -2
 
 
 @jit
@@ -122,25 +124,55 @@ def greedy_all(g: Games, t: Table, masks: np.ndarray, out: np.ndarray) -> None:
 
 
 @jit
+def random_action(mask: np.ndarray, generator: np.ndarray) -> int:
+    """``legal[generator.integers(len(legal))]`` (``RandomAgent.act``); -1, drawing nothing, when no action
+    is legal."""
+    count = 0
+    for a in range(NUM_ACTIONS):
+        count += mask[a]
+    if count == 0:
+        return -1
+    pick = rng.below(generator, count)
+    for a in range(NUM_ACTIONS):
+        if mask[a]:
+            if pick == 0:
+                return a
+            pick -= 1
+    return -1
+
+
+@jit
 def random_all(masks: np.ndarray, generators: np.ndarray, active: np.ndarray, out: np.ndarray) -> None:
-    """``legal[generators[b].integers(len(legal))]`` in every game where ``active[b]`` (else -1, and
-    -1 where no action is legal; those games draw nothing)."""
+    """:func:`random_action` in every game where ``active[b]`` (else -1, and those games draw nothing)."""
     for b in range(masks.shape[0]):
-        out[b] = -1
+        out[b] = random_action(masks[b], generators[b]) if active[b] else -1
+
+
+@jit
+def autoplay_all(g: Games, t: Table, seat_agents: np.ndarray, generators: np.ndarray, active: np.ndarray,
+                 masks: np.ndarray, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
+                 final_obs: np.ndarray, autoreset: bool, s: kernels.Scratch) -> None:
+    """In every game where ``active[b]``, the moves of built-in agents (:func:`kernels.move` each) until the
+    episode ends or the player to act is ``EXTERNAL``: ``seat_agents[b, seat]`` is ``GREEDY``,
+    ``EXTERNAL`` or ``k >= 0``, the random agent with generator ``generators[k, b]``. ``rewards``: the
+    sum over the moves made."""
+    for b in range(g.current.shape[0]):
+        rewards[b, :] = 0.0
+        terminated[b] = False
+        truncated[b] = False
         if not active[b]:
             continue
-        count = 0
-        for a in range(NUM_ACTIONS):
-            count += masks[b, a]
-        if count == 0:
-            continue
-        pick = rng.below(generators[b], count)
-        for a in range(NUM_ACTIONS):
-            if masks[b, a]:
-                if pick == 0:
-                    out[b] = a
-                    break
-                pick -= 1
+        while True:
+            agent = seat_agents[b, g.current[b]]
+            if agent == EXTERNAL:
+                break
+            kernels.legal_mask(g, b, t, masks[b])
+            if agent == GREEDY:
+                action = greedy_action(g, b, t, masks[b])
+            else:
+                action = random_action(masks[b], generators[agent, b])
+            if kernels.move(g, b, t, action, rewards, terminated, truncated, final_obs, autoreset, s):
+                break
 
 
 @jit
@@ -213,6 +245,6 @@ class RandomAgents:
         return out
 
 
-__all__ = ["ANY_NEXT", "ATTACK_CLOSE", "ATTACK_FAR", "KEEP_WILD", "LONG_SUIT", "NEXT_VOID", "RandomAgents",
-           "SUIT_HELD", "SUIT_NEXT_VOID", "check_seeds", "check_slots", "greedy_action", "greedy_all", "random_all",
-           "seed_all"]
+__all__ = ["ANY_NEXT", "ATTACK_CLOSE", "ATTACK_FAR", "EXTERNAL", "GREEDY", "KEEP_WILD", "LONG_SUIT", "NEXT_VOID",
+           "RandomAgents", "SUIT_HELD", "SUIT_NEXT_VOID", "autoplay_all", "check_seeds", "check_slots", "greedy_action",
+           "greedy_all", "random_action", "random_all", "seed_all"]

@@ -675,36 +675,45 @@ def deal_slots(g: Games, t: Table, seeds: np.ndarray, slots: np.ndarray, s: Scra
 
 
 @jit
+def move(g: Games, b: int, t: Table, action: int, rewards: np.ndarray, terminated: np.ndarray,
+         truncated: np.ndarray, final_obs: np.ndarray, autoreset: bool, s: Scratch) -> bool:
+    """Apply a legal action in game ``b`` and settle its episode: ``rewards[b]`` gains the rewards of a hand
+    that ends, ``terminated[b]`` / ``truncated[b]`` are set when the episode ends, whose last observation
+    (its player to act's view) goes to ``final_obs[b]``, and with ``autoreset`` the slot is dealt its next
+    game at once. Returns whether the episode ended."""
+    apply(g, b, t, action, s)
+    g.hand_steps[b] += 1
+    if g.phase[b] == OVER:
+        row = s.row
+        hand_rewards(g, b, t, row)
+        for p in range(t.num_players):
+            rewards[b, p] += row[p]
+        if t.match and not match_over(g, b, t):
+            next_hand(g, b, t, s)
+        else:
+            terminated[b] = True
+    elif g.hand_steps[b] >= t.max_steps:
+        truncated[b] = True
+    if terminated[b] or truncated[b]:
+        encode(g, b, t, g.current[b], final_obs[b])
+        if autoreset:
+            start_episode(g, b, t, s)
+        return True
+    return False
+
+
+@jit
 def step_all(g: Games, t: Table, actions: np.ndarray, active: np.ndarray, rewards: np.ndarray,
              terminated: np.ndarray, truncated: np.ndarray, final_obs: np.ndarray, autoreset: bool,
              s: Scratch) -> None:
-    """One move in every game where ``active[b]`` (the others: unchanged, reward 0, flags False):
-    rewards[B, P] of hands that end, terminated/truncated flags, the last observation of each finished
-    episode (its player to act's view) in ``final_obs``, and with ``autoreset`` a finished episode's slot
-    is dealt its next game at once."""
-    row = s.row
+    """One move (:func:`move`) in every game where ``active[b]`` (the others: unchanged, reward 0, flags
+    False)."""
     for b in range(g.current.shape[0]):
         rewards[b, :] = 0.0
         terminated[b] = False
         truncated[b] = False
-        if not active[b]:
-            continue
-        apply(g, b, t, actions[b], s)
-        g.hand_steps[b] += 1
-        if g.phase[b] == OVER:
-            hand_rewards(g, b, t, row)
-            for p in range(t.num_players):
-                rewards[b, p] = row[p]
-            if t.match and not match_over(g, b, t):
-                next_hand(g, b, t, s)
-            else:
-                terminated[b] = True
-        elif g.hand_steps[b] >= t.max_steps:
-            truncated[b] = True
-        if terminated[b] or truncated[b]:
-            encode(g, b, t, g.current[b], final_obs[b])
-            if autoreset:
-                start_episode(g, b, t, s)
+        if active[b]:
+            move(g, b, t, actions[b], rewards, terminated, truncated, final_obs, autoreset, s)
 
 
 @jit
@@ -751,5 +760,5 @@ def random_actions(masks: np.ndarray, gen: np.ndarray, out: np.ndarray) -> None:
 
 
 __all__ = ["END_REASONS", "Games", "MAX_CARDS", "OBS_SIZE", "Scratch", "Table", "new_scratch", "apply", "deal_slots",
-           "derive_seeds", "encode", "hand_rewards", "legal_mask", "match_over", "match_winner", "new_game", "new_games", "observe_all",
+           "derive_seeds", "encode", "hand_rewards", "legal_mask", "match_over", "match_winner", "move", "new_game", "new_games", "observe_all",
            "observe_slots", "random_actions", "reset_all", "step_all"]
