@@ -78,6 +78,14 @@ def test_cli_refuses_bad_input_with_exit_2(capsys: pytest.CaptureFixture[str]) -
     assert "num_envs_per_env_runner" in build_parser().format_help()
 
 
+def test_an_existing_run_needs_resume_or_overwrite(tmp_path: Path) -> None:
+    (tmp_path / "smoke-s0" / "checkpoints" / "ckpt_0000000100").mkdir(parents=True)
+    (tmp_path / "smoke-s0" / "checkpoints" / "ckpt_0000000100.json").write_text("{}")
+    with pytest.raises(SystemExit) as stop:
+        main(["--config", str(SMOKE), "--set", f"run_root={tmp_path}"])
+    assert stop.value.code == 2
+
+
 def test_docs_commands_parse() -> None:
     """The ``python -m training.rllib`` lines of docs/rllib.md parse (test_docs checks its other commands)."""
     import shlex
@@ -238,7 +246,7 @@ def test_real_local_ray_run_resume_and_export(tmp_path: Path) -> None:
     finally:
         ray.shutdown()
     assert_export_matches(module, run / "policy.npz")
-    assert (run / "logs" / "tb").is_dir() and (run / "evals.jsonl").read_text().count("greedy") >= 2
+    assert (run / "logs" / "tb").is_dir() and (run / "evals.jsonl").read_text().count("greedy") == 1
     result = subprocess.run([sys.executable, "-c", NO_RAY_NO_TORCH, str(run / "policy.npz")], cwd=ROOT,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

@@ -76,12 +76,14 @@ def main(argv: list[str] | None = None) -> None:
             return
         if args.resume and args.overwrite:
             raise ValueError("--resume and --overwrite exclude each other")
-        os.environ.setdefault("OMP_NUM_THREADS", str(config.torch_threads))
-        from training.rllib.train import train
-
-        train(config, resume=bool(args.resume), overwrite=args.overwrite,
-              say=lambda text: print(text, flush=True))
     except ValueError as err:
+        parser.fail(err)
+    os.environ.setdefault("OMP_NUM_THREADS", str(config.torch_threads))
+    from training.rllib.train import RunDirError, train
+
+    try:
+        train(config, resume=bool(args.resume), overwrite=args.overwrite, say=lambda text: print(text, flush=True))
+    except RunDirError as err:  # other errors (Ray's, RLlib's) keep their traceback
         parser.fail(err)
 
 

@@ -195,6 +195,10 @@ def log_name(spec: str) -> str:
 
 
 # ----- the run directory -------------------------------------------------------------------------------
+class RunDirError(ValueError):
+    """The run directory refuses the request (a run is there and neither --resume nor --overwrite was given)."""
+
+
 def latest_checkpoint(run_dir: Path) -> Path | None:
     """The newest complete checkpoint sidecar ``checkpoints/ckpt_<step>.json`` (its folder beside it), or None."""
     done = sorted((run_dir / "checkpoints").glob("ckpt_*.json"))
@@ -206,7 +210,7 @@ def open_run_dir(config: RLlibConfig, resume: bool, overwrite: bool) -> Path | N
     run_dir = config.run_dir
     meta = latest_checkpoint(run_dir) if run_dir.is_dir() else None
     if meta is not None and not resume and not overwrite:
-        raise ValueError(f"run directory {str(run_dir)!r} already holds a run (checkpoint {meta.stem}); pass "
+        raise RunDirError(f"run directory {str(run_dir)!r} already holds a run (checkpoint {meta.stem}); pass "
                          "--resume to continue it, --overwrite to start again, or change name/seed")
     if overwrite and run_dir.is_dir():
         shutil.rmtree(run_dir)
@@ -415,5 +419,5 @@ def report(config: RLlibConfig, path: Path, step: int, seconds: float, rows: lis
     return "\n".join(lines)
 
 
-__all__ = ["MAIN", "Run", "SeatMapping", "build_config", "learner_spec", "evaluate_policy", "export_weights", "main_weights",
+__all__ = ["MAIN", "Run", "RunDirError", "SeatMapping", "build_config", "learner_spec", "evaluate_policy", "export_weights", "main_weights",
            "start_ray", "train"]
