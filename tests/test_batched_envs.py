@@ -1,4 +1,4 @@
-"""The batched Gymnasium vector envs (``c8env.vector_env``) against the scalar ``SingleAgentEnv`` and the engine."""
+"""The batched Gymnasium vector envs (``c8env.batched_envs``) against the scalar ``SingleAgentEnv`` and the engine."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from c8env import IllegalActionError, State
 from c8env.agents import GreedyAgent, RandomAgent
+from c8env.batched_envs import LEARNER_ID, SELF_PLAY_ID, LearnerVectorEnv, SelfPlayVectorEnv
+from c8env.batched_learner import LearnerGames
 from c8env.observation import encode_observation
-from c8env.vector.learner import LearnerGames
-from c8env.vector_env import LEARNER_ID, SELF_PLAY_ID, LearnerVectorEnv, SelfPlayVectorEnv
 from c8env.wrappers import SingleAgentEnv
 
 KEYS = ("learner_seat", "hand_winner", "end_reason", "scores", "match_winner", "skipped_deals")

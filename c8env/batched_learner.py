@@ -24,7 +24,7 @@ opponent move, until every game waits for its learner again. It follows
 Opponents play as the scalar env's agents: ``greedy`` is :func:`c8env.vector.agents.greedy_all`,
 ``random`` a generator per game and seat seeded as ``RandomAgent(seed)`` with the seed that
 ``SingleAgentEnv`` draws for that seat, a policy the masked argmax of its NumPy logits. NumPy and
-the kernels only: no Gymnasium here (:mod:`c8env.vector_env` builds on it).
+the kernels only: no Gymnasium here (:mod:`c8env.batched_envs` builds on it).
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ class LearnerGames:
         self.games = kernels.new_games(size, n)
         self.scratch = kernels.new_scratch()
         self.policies: list[PolicyAgent] = []
-        self._policy_index: dict[str, int] = {}
+        self._kinds: dict[str, int] = {}
         self._source: Callable[[np.random.Generator], Any] | None = None
         self._fixed: list[int] | None = None
         self._fixed_entries: list[Any] = []
@@ -258,25 +258,21 @@ class LearnerGames:
                          "name or PolicyAgent), a list of those (one per opponent), or a callable (rng) -> any of those")
 
     def _kind(self, entry: Any) -> int:
-        """The kind of one opponent spec (policy files are loaded once)."""
+        """The kind of one opponent spec (remembered: policy files are loaded once)."""
         key = str(entry) if isinstance(entry, (str, Path)) else f"<object {id(entry)}>"
-        if key in self._policy_index:
-            return POLICY + self._policy_index[key]
-        if isinstance(entry, (str, Path)):
-            agent = load(entry, rules=self.rules, num_players=self.num_players)
-        else:
-            agent = entry
-        if isinstance(agent, RandomAgent):
-            return RANDOM
-        if isinstance(agent, GreedyAgent):
-            return GREEDY
+        if key in self._kinds:
+            return self._kinds[key]
+        agent = load(entry, rules=self.rules, num_players=self.num_players) if isinstance(entry, (str, Path)) else entry
         if isinstance(agent, PolicyAgent):
-            self._policy_index[key] = len(self.policies)
-            self.policies.append(agent)
-            return POLICY + len(self.policies) - 1
-        raise ValueError(f"opponent {entry!r} cannot be played in batch; allowed: 'random', 'greedy' or a NumPy "
-                         "policy (.npz path, shipped policy name, PolicyAgent); use c8env.wrappers.SingleAgentEnv "
-                         "for other agents")
+            self.policies.append(agent)  # (kept alive: an object's key is its id)
+            self._kinds[key] = POLICY + len(self.policies) - 1
+        elif isinstance(agent, (RandomAgent, GreedyAgent)) and agent is not entry:  # from a spec: seeded per episode
+            self._kinds[key] = RANDOM if isinstance(agent, RandomAgent) else GREEDY
+        else:
+            raise ValueError(f"opponent {entry!r} cannot be played in batch; allowed: 'random', 'greedy' or a NumPy "
+                             "policy (.npz path, shipped policy name, PolicyAgent); use c8env.wrappers.SingleAgentEnv "
+                             "for other agents")
+        return self._kinds[key]
 
     def _policy_actions(self, need: np.ndarray) -> np.ndarray:
         """The policy opponents' moves (masked argmax of their logits) in the ``need`` games, one batch per policy."""

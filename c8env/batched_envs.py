@@ -1,7 +1,7 @@
 """Gymnasium vector envs on the batched engine: one learner seat per game, or self-play of every seat.
 
 :class:`LearnerVectorEnv` is ``num_envs`` copies of :class:`c8env.wrappers.SingleAgentEnv`
-stepped as one batch (:class:`c8env.vector.learner.LearnerGames`): built-in opponents
+stepped as one batch (:class:`c8env.batched_learner.LearnerGames`): built-in opponents
 (``random``, ``greedy``, NumPy policy files) move for every game in one call per opponent
 move. With the same seeds it plays the episodes of Gymnasium's ``SyncVectorEnv`` over
 ``SingleAgentEnv`` move for move (the same seats, deals and opponents' moves).
@@ -20,7 +20,7 @@ the observed player as bool[B, 60].
 
 ``gymnasium.make_vec("c8env/LearnerVector-v0", num_envs=64, opponents="greedy")`` and
 ``gymnasium.make_vec("c8env/SelfPlayVector-v0", num_envs=64)`` build them once this module is
-imported (or ``"c8env.vector_env:c8env/LearnerVector-v0"`` in one call).
+imported (or ``"c8env.batched_envs:c8env/LearnerVector-v0"`` in one call).
 """
 
 from __future__ import annotations
@@ -34,12 +34,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from c8env.actions import NUM_ACTIONS
+from c8env.batched_learner import LearnerGames
 from c8env.engine import check_seed
 from c8env.rules import RuleSet
 from c8env.spaces import vector_space
 from c8env.vector import VectorGames
 from c8env.vector.kernels import END_REASONS
-from c8env.vector.learner import LearnerGames
 
 
 def _check_options(options: dict | None) -> None:
@@ -125,8 +125,8 @@ class LearnerVectorEnv(_BatchedVectorEnv):
             _masked(info, "hand_winner", res.hand_winner.copy(), hand)
             _masked(info, "end_reason", np.array([END_REASONS[r] for r in res.end_reason], dtype=object), hand)
             _masked(info, "scores", res.scores.copy(), hand)
-            match = hand & terminated if self.games.episode == "match" else hand & False
-            if match.any():
+            match = hand & terminated
+            if self.games.episode == "match" and match.any():
                 _masked(info, "match_winner", res.match_winner.copy(), match)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -205,6 +205,6 @@ __all__ = ["LEARNER_ID", "LearnerVectorEnv", "SELF_PLAY_ID", "SelfPlayVectorEnv"
 LEARNER_ID, SELF_PLAY_ID = "c8env/LearnerVector-v0", "c8env/SelfPlayVector-v0"
 if LEARNER_ID not in gymnasium.registry:
     gymnasium.register(id=LEARNER_ID, entry_point="c8env.wrappers:SingleAgentEnv",
-                       vector_entry_point="c8env.vector_env:LearnerVectorEnv")
+                       vector_entry_point="c8env.batched_envs:LearnerVectorEnv")
 if SELF_PLAY_ID not in gymnasium.registry:
-    gymnasium.register(id=SELF_PLAY_ID, vector_entry_point="c8env.vector_env:SelfPlayVectorEnv")
+    gymnasium.register(id=SELF_PLAY_ID, vector_entry_point="c8env.batched_envs:SelfPlayVectorEnv")

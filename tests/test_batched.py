@@ -1,0 +1,123 @@
+"""The ``vec_env: batched`` training backend (``training.batched.BatchedVecEnv``): the same transitions as the
+per-env backend, MaskablePPO's mask protocol, the Recorder's info keys, and a tiny training run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+
+from c8env import IllegalActionError
+from training.batched import BatchedVecEnv
+from training.config import config_from_dict
+from training.vec import make_vec_env
+
+ROOT = Path(__file__).resolve().parent.parent
+SNAPSHOT = str(ROOT / "c8env" / "agents" / "policies" / "ppo-standard-2p.npz")
+POOL = {"random": 0.3, "greedy": 0.4, "expert": 0.0, "self": 0.3}
+
+
+def config(**fields):
+    return config_from_dict({"n_envs": 6, "n_steps": 64, "batch_size": 128, "pretrain_agent": None,
+                             "opponent_weights": POOL, **fields})
+
+
+def comparable(info: dict) -> dict:
+    """An info without what differs between backends by nature (wall-clock time, array identity)."""
+    out = {k: v for k, v in info.items() if k not in ("episode", "terminal_observation")}
+    if "episode" in info:
+        out["episode"] = (info["episode"]["r"], info["episode"]["l"])
+    if "terminal_observation" in info:
+        out["terminal_observation"] = info["terminal_observation"].tolist()
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::c8env.agents.PolicyMismatchWarning")
+@pytest.mark.parametrize("fields", [{}, {"num_players": 3, "pool_per_seat": True}, {"episode": "match"}])
+def test_batched_backend_steps_like_the_per_env_backend(fields):
+    """Same seeds, same actions: the batched envs and the DummyVecEnv of PoolEnvs give the same observations,
+    rewards, dones, infos, reset infos and masks (pool draws, snapshots and random opponents included)."""
+    batched = make_vec_env(config(vec_env="batched", **fields), [SNAPSHOT])
+    dummy = make_vec_env(config(vec_env="dummy", **fields), [SNAPSHOT])
+    assert isinstance(batched, BatchedVecEnv)
+    for env in (batched, dummy):
+        env.seed(3)
+    assert np.array_equal(batched.reset(), dummy.reset())
+    assert batched.reset_infos == dummy.reset_infos
+    rng = np.random.default_rng(0)
+    kinds = set()
+    for _ in range(300):
+        masks = get_action_masks(batched)
+        assert np.array_equal(masks, get_action_masks(dummy))
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        for env in (batched, dummy):
+            env.step_async(actions)
+        obs, reward, done, infos = batched.step_wait()
+        obs2, reward2, done2, infos2 = dummy.step_wait()
+        assert np.array_equal(obs, obs2) and np.array_equal(reward, reward2) and np.array_equal(done, done2)
+        assert [comparable(i) for i in infos] == [comparable(i) for i in infos2]
+        for b in np.flatnonzero(done):
+            assert batched.reset_infos[b] == dummy.reset_infos[b]
+            kinds.add(infos[b]["opponent_kind"])
+            assert isinstance(infos[b]["learner_won"], bool)
+            assert infos[b]["episode"]["t"] >= 0
+    assert kinds and kinds <= {"random", "greedy", "self", "mixed"}
+
+
+def test_masks_methods_and_errors():
+    env = make_vec_env(config(vec_env="batched"), [])
+    assert is_masking_supported(env) and env.has_attr("action_masks") and not env.has_attr("nope")
+    env.seed(0)
+    env.reset()
+    masks = get_action_masks(env)
+    assert masks.shape == (6, 60) and masks.dtype == bool and masks.any(axis=1).all()
+    assert np.array_equal(masks[[1, 4]], np.stack(env.env_method("action_masks", indices=[1, 4])))
+    assert np.array_equal(env.get_attr("action_masks", indices=2)[0](), masks[2])
+    assert env.env_method("set_snapshots", [SNAPSHOT]) == [None] * 6 and env.pool.snapshots == [SNAPSHOT]
+    assert env.get_attr("render_mode") == [None] * 6 and env.env_is_wrapped(object) == [False] * 6
+    with pytest.raises(AttributeError, match="no env method 'render'"):
+        env.env_method("render")
+    with pytest.raises(AttributeError, match="no env attribute 'pool_size'"):
+        env.get_attr("pool_size")
+    illegal = np.array([int(np.flatnonzero(~m)[0]) for m in masks])
+    with pytest.raises(IllegalActionError, match="illegal in game 0"):
+        env.step(illegal)
+    env.set_options({"state": {}})
+    with pytest.raises(ValueError, match="no reset options"):
+        env.reset()
+
+
+def test_config_switch_and_expert_refusal():
+    assert config(vec_env="batched").vec_env == "batched"
+    with pytest.raises(ValueError, match="vec_env.*'expert' opponent kind"):
+        config(vec_env="batched", opponent_weights={"greedy": 1.0, "expert": 0.5})
+    with pytest.raises(ValueError, match="should be 'batched', 'subproc' or 'dummy'"):
+        config(vec_env="threads")
+    subproc = config(vec_env="subproc", opponent_weights={"greedy": 1.0, "expert": 0.5})  # the other backends can
+    with pytest.raises(ValueError, match="cannot play the 'expert'"):
+        BatchedVecEnv(subproc.model_copy(update={"vec_env": "batched"}))
+
+
+def test_tiny_maskable_ppo_run_on_the_batched_backend(tmp_path):
+    """training.train end to end on the batched envs: warm start, snapshots (self opponents), evaluation."""
+    fields = {"pi_layers": [32, 32], "vf_layers": [32, 32], "n_envs": 8, "n_steps": 64, "batch_size": 256,
+              "n_epochs": 2, "snapshot_interval": 512, "max_snapshots": 2, "pretrain_samples": 500,
+              "pretrain_epochs": 1, "eval_interval": 1024, "eval_deals": 10, "final_eval_deals": 10,
+              "checkpoint_interval": 1024, "vec_env": "batched", "run_root": str(tmp_path),
+              "opponent_weights": {"random": 0.2, "greedy": 0.4, "self": 0.4}}
+    path = tmp_path / "tiny.yaml"
+    path.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in fields.items()))
+    result = subprocess.run([sys.executable, "-m", "training.train", "--config", str(path), "--total-steps", "2048",
+                             "--no-progress"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    run = tmp_path / "tiny-s0"
+    assert (run / "policy.npz").is_file() and len(list((run / "snapshots").glob("*.npz"))) == 2
+    progress = (run / "logs" / "progress.csv").read_text()
+    assert "train/win_rate_vs_greedy" in progress and "rollout/ep_rew_mean" in progress
+    rows = json.loads((run / "eval.json").read_text())["rows"]
+    assert [r["opponent"] for r in rows] == ["random", "greedy"]
