@@ -299,17 +299,22 @@ def bench_vector(steps: int) -> None:
             print(f"{num_players:>7} | OpenSpiel's C++ random loop (no observations): {cpp:,.0f} decisions/s")
 
 
-def eval_command_seconds(engine: str, deals: int, cache_dir: str | None = None) -> float:
-    """Wall time of ``c8env eval greedy random --deals N --engine E`` as a new process; ``cache_dir``: numba's
-    cache folder (an empty one: the kernels are compiled)."""
+def eval_command_seconds(engine: str, deals: int, cache_dir: str | None = None) -> tuple[float, float]:
+    """Wall time and CPU time (its processes', user + system) of ``c8env eval greedy random --deals N --engine E``
+    as a new process; ``cache_dir``: numba's cache folder (an empty one: the kernels are compiled)."""
+    import resource  # Unix only
+
     env = dict(os.environ)
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = cache_dir
     command = [sys.executable, "-m", "c8env.evaluate", "greedy", "random", "--deals", str(deals), "--engine", engine,
                "--no-progress"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def bench_eval(deals: int) -> None:
@@ -317,22 +322,25 @@ def bench_eval(deals: int) -> None:
     compile time."""
     runs = 3
     eval_command_seconds("batched", 1)  # the kernels compiled into the cache, if they were not
-    times: dict[str, list[float]] = {"scalar": [], "batched": []}
+    times: dict[str, list[tuple[float, float]]] = {"scalar": [], "batched": []}
     for _ in range(runs):
         for engine in times:
             times[engine].append(eval_command_seconds(engine, deals))
-    scalar, batched = (statistics.median(times[e]) for e in ("scalar", "batched"))
-    print(f"eval: `c8env eval greedy random --deals {deals:,}`, 2 players, wall seconds of the whole command, "
+    wall = {e: statistics.median(w for w, _ in times[e]) for e in times}
+    cpu = {e: statistics.median(c for _, c in times[e]) for e in times}
+    print(f"eval: `c8env eval greedy random --deals {deals:,}`, 2 players, seconds of the whole command, "
           f"median of {runs} interleaved runs (scalar engine: {os.cpu_count()} workers, its default)")
-    print(f"{'engine':>8} | {'seconds':>8} | runs")
+    print(f"{'engine':>8} | {'wall s':>7} | {'CPU s':>7} | wall, CPU of each run")
     for engine, values in times.items():
-        print(f"{engine:>8} | {statistics.median(values):8.2f} | {', '.join(f'{v:.2f}' for v in values)}")
-    print(f"batched is {scalar / batched:.1f}x faster")
+        print(f"{engine:>8} | {wall[engine]:7.2f} | {cpu[engine]:7.2f} | "
+              + ", ".join(f"{w:.2f} {c:.2f}" for w, c in values))
+    print(f"batched is {wall['scalar'] / wall['batched']:.1f}x faster (wall), "
+          f"{cpu['scalar'] / cpu['batched']:.1f}x less CPU")
     with tempfile.TemporaryDirectory() as empty:
         cold = eval_command_seconds("batched", 1, empty)
     warm = eval_command_seconds("batched", 1)
-    print(f"first call, --deals 1 --engine batched: {cold:.1f} s with an empty numba cache (the kernels compiled), "
-          f"{warm:.1f} s with the cache (in __pycache__)")
+    print(f"first call, --deals 1 --engine batched: {cold[0]:.1f} s wall ({cold[1]:.1f} s CPU) with an empty numba "
+          f"cache (the kernels compiled), {warm[0]:.1f} s ({warm[1]:.1f} s CPU) with the cache (in __pycache__)")
 
 
 def build_parser() -> argparse.ArgumentParser:

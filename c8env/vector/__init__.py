@@ -29,6 +29,12 @@ so the step returns the finished episode's rewards and flags together with the n
 game's first observation (``final_observation[b]`` holds the finished game's last
 view, that of its player to act, for the games that ended in the step). With ``autoreset=False`` a finished game stays as it is
 until :meth:`reset`, and stepping it is an error.
+
+Beyond one action per game: :meth:`VectorGames.reset_deals` deals given seeds into given
+slots, ``step(actions, active)`` moves only some games, :meth:`VectorGames.greedy_actions`
+is the ``greedy`` agent for every game, :class:`RandomAgents` are seeded ``random``
+agents (one generator per game), and :meth:`VectorGames.autoplay` plays these built-in
+agents' moves many at a time (``docs/vector.md``; :mod:`c8env.vector.agents`).
 """
 
 from __future__ import annotations

@@ -33,6 +33,8 @@ MAX_CARDS = 2 * NUM_CARDS
 _ALL = (1 << NUM_CARDS) - 1
 _SUIT_MASKS = np.array(SUIT_MASKS, dtype=np.int64)
 _RANK_MASKS = np.array(RANK_MASKS, dtype=np.int64)
+_DE_BRUIJN = 0x03F79D71B4CA8B09
+_BIT_INDEX = np.array(sorted(range(64), key=lambda bit: ((1 << bit) * _DE_BRUIJN) % 2**64 >> 58), dtype=np.int64)
 _HAND, _TOP, _SUIT, _RANK, _ANY, _DISCARD, _SIZES, _STOCK_SIZE, _PENDING, _DIRECTION, _PHASE, _DRAWS, \
     _PLAYERS, _SCORES, _WILD, _VOIDS, _COUNTDOWN = (s.start for s in OBS_LAYOUT.values())
 
@@ -158,22 +160,18 @@ def _set_top(g: Games, b: int, suit: int, rank: int) -> None:
 
 
 @jit
-def _lowest_card(cards: int) -> int:
-    """The smallest card id in a non-empty card set."""
-    low = cards & -cards
-    card = 0
-    while (np.int64(1) << card) != low:
-        card += 1
-    return card
+def lowest_card(cards: int) -> int:
+    """The smallest card id in a non-empty card set: the index of its lowest set bit, by de Bruijn
+    multiplication (the top 6 bits of ``bit * _DE_BRUIJN`` differ for each of the 64 bits)."""
+    return _BIT_INDEX[((cards & -cards) * _DE_BRUIJN >> 58) & 63]
 
 
 @jit
 def _card_set_points(cards: int, t: Table) -> int:
     total = 0
     while cards:
-        card = _lowest_card(cards)
-        total += t.points[card]
-        cards ^= np.int64(1) << card
+        total += t.points[lowest_card(cards)]
+        cards &= cards - 1
     return total
 
 
@@ -332,15 +330,16 @@ def legal_mask(g: Games, b: int, t: Table, mask: np.ndarray) -> None:
         p = g.current[b]
         if g.pending[b]:
             defence = g.held[b, p] & g.follow[b] & t.draw_cards & ~g.wild[b, p]
-            for card in range(NUM_CARDS):
-                if (defence >> card) & 1:
-                    mask[card] = 1
+            while defence:
+                mask[lowest_card(defence)] = 1
+                defence &= defence - 1
             mask[DRAW] = 1
             return
         playable = g.held[b, p] & (g.follow[b] | g.wild[b, p])
-        for card in range(NUM_CARDS):
-            if (playable >> card) & 1:
-                mask[card] = 1
+        cards = playable
+        while cards:
+            mask[lowest_card(cards)] = 1
+            cards &= cards - 1
         if _may_draw(g, b, t, playable):
             mask[DRAW] = 1
         elif not playable or g.draws[b] == t.max_draws:
@@ -616,8 +615,12 @@ def encode(g: Games, b: int, t: Table, seat: int, obs: np.ndarray) -> None:
     obs[:] = 0.0
     n = t.num_players
     held, twice = g.held[b, seat], g.twice[b, seat]
-    for card in range(NUM_CARDS):
-        obs[_HAND + card] = ((held >> card) & 1) + ((twice >> card) & 1)
+    while held:
+        obs[_HAND + lowest_card(held)] = 1.0
+        held &= held - 1
+    while twice:
+        obs[_HAND + lowest_card(twice)] = 2.0  # held twice: held at least once too
+        twice &= twice - 1
     obs[_TOP + g.discard[b, g.discard_len[b] - 1]] = 1.0
     if g.suit[b] == ANY_SUIT:
         obs[_ANY] = 1.0
@@ -646,7 +649,7 @@ def encode(g: Games, b: int, t: Table, seat: int, obs: np.ndarray) -> None:
             obs[_COUNTDOWN + k] = g.countdown[b, other]
     wild = g.wild[b, seat]
     if wild:
-        obs[_WILD + _lowest_card(wild)] = 1.0  # the clubs card of the wild rank: its rank index
+        obs[_WILD + lowest_card(wild)] = 1.0  # the clubs card of the wild rank: its rank index
 
 
 # ----- the batch step ---------------------------------------------------------------------------------
