@@ -270,6 +270,8 @@ def test_autoplay_refuses_bad_input() -> None:
                                  (np.full((2, 2), -3), "holds -3"), (np.zeros((2, 2)), "int array")]:
         with pytest.raises(ValueError, match=message):
             batch.autoplay(seat_agents, randoms)
+    with pytest.raises(ValueError, match=r"holds 0; allowed: GREEDY \(-2\), EXTERNAL \(-1\) \(no random agents given\)"):
+        batch.autoplay(np.zeros((2, 2), dtype=np.int64))
     with pytest.raises(ValueError, match="RandomAgents for 2 games"):
         batch.autoplay(np.zeros((2, 2), dtype=np.int64), [RandomAgents([1, 2, 3])])
 

@@ -232,8 +232,9 @@ class VectorGames:
                 raise ValueError(f"randoms must hold RandomAgents for {self.num_envs} games, got {agent!r}")
         bad = (seat_agents < GREEDY) | (seat_agents >= len(randoms))
         if bad.any():
+            choices = f"or a random agent 0..{len(randoms) - 1}" if randoms else "(no random agents given)"
             raise ValueError(f"seat_agents holds {int(seat_agents[bad][0])}; allowed: GREEDY ({GREEDY}), "
-                             f"EXTERNAL ({EXTERNAL}) or a random agent 0..{len(randoms) - 1}")
+                             f"EXTERNAL ({EXTERNAL}) {choices}")
         if (self._done & active).any():
             b = int(np.flatnonzero(self._done & active)[0])
             raise RuntimeError(f"game {b} has ended and autoreset is off; call reset(seed) or reset_deals()")
