@@ -25,17 +25,18 @@ def test_compiled_search_decides_as_the_python_loop(index: int) -> None:
     n = 2 + index % 6
     rules = load_rules(preset)
     searched = 0
-    for hand in range(2):
+
+    def play(hand: int) -> None:
+        nonlocal searched
         fast = ExpertAgent(rules, n, simulations=6, seed=hand, compiled=True)
         slow = ExpertAgent(rules, n, simulations=6, seed=hand, compiled=False)
         greedy = load("greedy", rules=rules, num_players=n)
-        expert_seat = hand % n
 
         def choose(state: State) -> int:
             nonlocal searched
             seat = state.current_player
             view = StateObservation(state, seat)
-            if seat != expert_seat:
+            if seat != hand % n:
                 return greedy.act(view)
             ours, theirs = fast.act(view), slow.act(view)
             assert ours == theirs, f"{preset}, {n} players, hand {hand}: compiled {ours}, python {theirs}"
@@ -44,6 +45,9 @@ def test_compiled_search_decides_as_the_python_loop(index: int) -> None:
 
         play_hand(State.new(n, rules, seed=100 + hand), choose)
         assert fast.rng.bit_generator.state == slow.rng.bit_generator.state
+
+    for hand in range(2):
+        play(hand)
     assert searched > 0
 
 
