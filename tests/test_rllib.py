@@ -237,16 +237,17 @@ def test_real_local_ray_run_resume_and_export(tmp_path: Path) -> None:
         run = tmp_path / "smoke-s0"
         first = json.loads(max((run / "checkpoints").glob("ckpt_*.json")).read_text())
         assert first["step"] >= 1500 and len(first["snapshots"]) == 2 and first["snapshots"][0][1] == "main_0"
-        main(["--resume", str(run), "--set", "total_steps=3000"])
+        main(["--resume", str(run), "--set", "total_steps=4000"])  # at least two iterations: a new snapshot
         final = json.loads((run / "eval.json").read_text())
-        assert final["step"] >= 3000 > first["step"]
+        assert final["step"] >= 4000 > first["step"]
         ckpt = max(p for p in (run / "checkpoints").glob("ckpt_*") if p.is_dir())
-        assert json.loads(ckpt.with_suffix(".json").read_text())["snapshots"][0][1] != "main_0"  # max_snapshots: 2
+        last = [m for _, m in json.loads(ckpt.with_suffix(".json").read_text())["snapshots"]]
+        assert len(last) == 2 and "main_0" not in last  # a snapshot after the resume pushed main_0 out
         module = RLModule.from_checkpoint(ckpt / "learner_group" / "learner" / "rl_module" / MAIN)
     finally:
         ray.shutdown()
     assert_export_matches(module, run / "policy.npz")
-    assert (run / "logs" / "tb").is_dir() and (run / "evals.jsonl").read_text().count("greedy") == 1
+    assert (run / "logs" / "tb").is_dir() and (run / "evals.jsonl").read_text().count("greedy") >= 1
     result = subprocess.run([sys.executable, "-c", NO_RAY_NO_TORCH, str(run / "policy.npz")], cwd=ROOT,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
