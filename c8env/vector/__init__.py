@@ -172,8 +172,7 @@ class VectorGames:
             self.reset(0)
         with np.errstate(over="ignore"):
             kernels.deal_slots(self.games, self._table, seeds, slots, self._scratch)
-            kernels.observe_slots(self.games, self._table, slots, self.observations, self.observation,
-                                  self.action_mask)
+            self._observe(slots)
         self._done[slots] = False
 
     def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -205,7 +204,7 @@ class VectorGames:
         with np.errstate(over="ignore"):
             kernels.step_all(self.games, self._table, actions, active, self.rewards, self.terminated,
                              self.truncated, self.final_observation, self.autoreset, self._scratch)
-            self._observe()
+            self._observe(active)
         if not self.autoreset:
             self._done |= self.terminated | self.truncated
         return self.rewards, self.terminated, self.truncated
@@ -244,15 +243,20 @@ class VectorGames:
             agents.autoplay_all(self.games, self._table, seat_agents.astype(np.int64), generators, active,
                                 self.action_mask, self.rewards, self.terminated, self.truncated,
                                 self.final_observation, self.autoreset, self._scratch)
-            self._observe()
+            self._observe(active)
         for agent, moved in zip(randoms, generators, strict=True):
             agent.generators[:] = moved
         if not self.autoreset:
             self._done |= self.terminated | self.truncated
         return self.rewards, self.terminated, self.truncated
 
-    def _observe(self) -> None:
-        if self.observations:
+    def _observe(self, slots: np.ndarray | None = None) -> None:
+        """Bring masks (and observations) up to date: of every game, or of those where ``slots[b]`` (the
+        others have not moved)."""
+        if slots is not None and slots is not self._all:
+            kernels.observe_slots(self.games, self._table, slots, self.observations, self.observation,
+                                  self.action_mask)
+        elif self.observations:
             kernels.observe_all(self.games, self._table, self.observation, self.action_mask)
         else:
             kernels.masks_all(self.games, self._table, self.action_mask)
