@@ -189,16 +189,15 @@ class VectorGames:
             raise ValueError(f"actions must be an int array of shape ({self.num_envs},), "
                              f"got {actions.dtype} {actions.shape}")
         active = self._all if active is None else check_slots(active, self.num_envs, "active")
-        if (self._done & active).any():
+        if not self.autoreset and (self._done & active).any():
             b = int(np.flatnonzero(self._done & active)[0])
             raise RuntimeError(f"game {b} has ended and autoreset is off; call reset(seed) or reset_deals()")
-        actions = actions.astype(np.int64)
-        in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-        legal = ~active | in_range & (self.action_mask[np.arange(self.num_envs), np.where(in_range, actions, 0)] == 1)
-        if not legal.all():
-            b = int(np.flatnonzero(~legal)[0])
+        actions = np.asarray(actions, dtype=np.int64)
+        b = kernels.first_illegal(actions, active, self.action_mask)
+        if b >= 0:
             allowed = ", ".join(f"{a} ({action_text(a)})" for a in np.flatnonzero(self.action_mask[b]).tolist())
-            shown = action_text(int(actions[b])) if in_range[b] else f"out of range 0..{NUM_ACTIONS - 1}"
+            in_range = 0 <= actions[b] < NUM_ACTIONS
+            shown = action_text(int(actions[b])) if in_range else f"out of range 0..{NUM_ACTIONS - 1}"
             raise IllegalActionError(f"action {int(actions[b])} ({shown}) is illegal in game {b} for player "
                                      f"{int(self.games.current[b])}; legal: {allowed}")
         with np.errstate(over="ignore"):

@@ -706,6 +706,17 @@ def move(g: Games, b: int, t: Table, action: int, rewards: np.ndarray, terminate
 
 
 @jit
+def first_illegal(actions: np.ndarray, active: np.ndarray, masks: np.ndarray) -> int:
+    """The first active game whose action is out of range or not legal in ``masks``, or -1."""
+    for b in range(actions.shape[0]):
+        if active[b]:
+            action = actions[b]
+            if action < 0 or action >= NUM_ACTIONS or masks[b, action] == 0:
+                return b
+    return -1
+
+
+@jit
 def step_all(g: Games, t: Table, actions: np.ndarray, active: np.ndarray, rewards: np.ndarray,
              terminated: np.ndarray, truncated: np.ndarray, final_obs: np.ndarray, autoreset: bool,
              s: Scratch) -> None:
