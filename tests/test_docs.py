@@ -26,7 +26,7 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 #: Command-line programs of the project: the module whose ``build_parser()`` parses their arguments.
 PROGRAMS = {"c8env.evaluate": "c8env.evaluate", "c8env.play": "c8env.play", "c8env.demo": "c8env.demo",
             "c8env.speed": "c8env.speed", "training.train": "training.train", "training.export": "training.export",
-            "training.plot": "training.plot"}
+            "training.plot": "training.plot", "training.rllib": "training.rllib.cli"}
 
 
 def blocks(language: str) -> list[tuple[str, int, str]]:
