@@ -41,7 +41,7 @@ from c8env.engine import IllegalActionError, check_num_players, check_seed
 from c8env.episode import check_episode_args
 from c8env.observation import OBS_SIZE
 from c8env.rules import RuleSet, load_rules
-from c8env.vector import agents, kernels, rng, rule_table
+from c8env.vector import agents, kernels, rule_table
 from c8env.vector.jit import jit
 
 #: Deals tried for one episode before giving up when each ends before the learner's first decision.
@@ -106,21 +106,6 @@ def play(g: kernels.Games, t: kernels.Table, actions: np.ndarray, active: np.nda
 
 
 @jit
-def _random_action(mask: np.ndarray, gen: np.ndarray) -> int:
-    """``RandomAgent``'s move: ``legal[gen.integers(len(legal))]``."""
-    count = 0
-    for a in range(NUM_ACTIONS):
-        count += mask[a]
-    pick = rng.below(gen, count)
-    for a in range(NUM_ACTIONS):
-        if mask[a]:
-            if pick == 0:
-                return a
-            pick -= 1
-    return -1
-
-
-@jit
 def advance(g: kernels.Games, t: kernels.Table, live: np.ndarray, seats: np.ndarray, kinds: np.ndarray,
             generators: np.ndarray, mask: np.ndarray, waiting: np.ndarray, reward: np.ndarray,
             terminated: np.ndarray, truncated: np.ndarray, res: Results, final_obs: np.ndarray,
@@ -142,7 +127,7 @@ def advance(g: kernels.Games, t: kernels.Table, live: np.ndarray, seats: np.ndar
                 break
             kernels.legal_mask(g, b, t, mask[b])
             if kind == RANDOM:
-                action = _random_action(mask[b], generators[p, b])
+                action = agents.random_action(mask[b], generators[p, b])
             else:
                 action = agents.greedy_action(g, b, t, mask[b])
             _move(g, b, t, action, seats[b], reward, terminated, truncated, res, final_obs, s)

@@ -42,10 +42,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from c8env.argcheck import Parser, int_at_least
-from c8env.evaluate import evaluate
 from c8env.seeding import derive_seed
 from training.config import TrainConfig, describe, load_config, parse_overrides
 from training.envs import make_pool
+from training.evaluation import EVAL_SEED, FINAL_SEED, evaluate_policy, log_name
 from training.export import export_policy, latest_checkpoint
 from training.plot import plot_run
 from training.pool import Snapshots
@@ -56,8 +56,6 @@ if TYPE_CHECKING:
 #: Config keys that ``--resume`` may change (the others are fixed by the run's saved config).
 RESUMABLE_KEYS = ("total_steps", "eval_interval", "eval_opponents", "eval_deals", "final_eval_deals", "eval_workers",
                   "checkpoint_interval", "keep_checkpoints", "torch_threads")
-#: Evaluation deals are seeded ``EVAL_SEED + seed`` (periodic: the same deals each time) and ``FINAL_SEED + seed``.
-EVAL_SEED, FINAL_SEED = 1_000, 2_000
 
 
 def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, progress: bool = True) -> dict[str, Any]:
@@ -250,26 +248,6 @@ def export(model: MaskablePPO, path: Path, config: TrainConfig, step: int) -> Pa
     return export_policy(model, path, config.num_players, config.rules,
                          f"MaskablePPO self-play, run {config.run_name}, {step} steps, {config.num_players} players, "
                          f"rules {config.rules}")
-
-
-def evaluate_policy(path: Path, config: TrainConfig, deals: int, seed: int) -> list[dict[str, Any]]:
-    """The policy file in one seat against each evaluation opponent in all the others."""
-    rows = []
-    for opponent in config.eval_opponents:
-        table = evaluate([str(path)] + [opponent] * (config.num_players - 1), config.num_players, config.rules, deals,
-                         seed, workers=config.eval_workers)
-        me = table.stats[0]
-        low, high = me.interval
-        rows.append({"opponent": opponent, "hands": me.hands, "win_rate": me.win_rate, "ci_low": low,
-                     "ci_high": high, "points_per_hand": me.points / max(1, me.hands),
-                     "fair_share": 1 / config.num_players})
-    return rows
-
-
-def log_name(spec: str) -> str:
-    """A log-key-safe name of an agent spec (``expert:simulations=20`` -> ``expert_simulations_20``)."""
-    name = Path(spec).stem if spec.endswith(".npz") else spec
-    return "".join(c if c.isalnum() else "_" for c in name)
 
 
 def periodic_eval(model: MaskablePPO, config: TrainConfig, step: int,

@@ -130,7 +130,8 @@ class Table(NamedTuple):
 
 # ----- small helpers ----------------------------------------------------------------------------------
 @jit
-def _add(g: Games, b: int, p: int, card: int) -> None:
+def add_card(g: Games, b: int, p: int, card: int) -> None:
+    """Seat ``p`` of game ``b`` takes ``card`` into his hand."""
     bit = np.int64(1) << card
     if g.held[b, p] & bit:
         g.twice[b, p] |= bit
@@ -232,7 +233,7 @@ def _deal(g: Games, b: int, t: Table, s: Scratch) -> None:
             want = g.countdown[b, seat] if t.countdown else t.deal_size
             if g.sizes[b, seat] < want:
                 length -= 1
-                _add(g, b, seat, g.stock[b, length])
+                add_card(g, b, seat, g.stock[b, length])
     any_wild = 0
     for p in range(n):
         any_wild |= g.wild[b, p]
@@ -434,7 +435,7 @@ def _pop_stock(g: Games, b: int) -> int:
 def _draw(g: Games, b: int, p: int, s: Scratch) -> None:
     if g.stock_len[b] == 0:
         _reshuffle(g, b, s)
-    _add(g, b, p, _pop_stock(g, b))
+    add_card(g, b, p, _pop_stock(g, b))
     g.draws[b] += 1
     g.passes[b] = 0
     if g.suit[b] != ANY_SUIT:
@@ -453,7 +454,7 @@ def _penalty_draw(g: Games, b: int, t: Table, p: int, count: int, s: Scratch) ->
             if t.stock_exhausted == 1 or g.discard_len[b] < 2:
                 break
             _reshuffle(g, b, s)
-        _add(g, b, p, _pop_stock(g, b))
+        add_card(g, b, p, _pop_stock(g, b))
         drawn += 1
     return drawn
 
@@ -773,6 +774,6 @@ def random_actions(masks: np.ndarray, gen: np.ndarray, out: np.ndarray) -> None:
                 pick -= 1
 
 
-__all__ = ["END_REASONS", "Games", "MAX_CARDS", "OBS_SIZE", "Scratch", "Table", "new_scratch", "apply", "deal_slots",
-           "derive_seeds", "encode", "hand_rewards", "legal_mask", "match_over", "match_winner", "move", "new_game", "new_games", "observe_all",
+__all__ = ["END_REASONS", "Games", "MAX_CARDS", "OBS_SIZE", "Scratch", "Table", "add_card", "apply", "deal_slots",
+           "derive_seeds", "encode", "first_illegal", "hand_rewards", "legal_mask", "match_over", "match_winner", "move", "new_game", "new_games", "new_scratch", "observe_all",
            "observe_slots", "random_actions", "reset_all", "step_all"]

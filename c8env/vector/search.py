@@ -90,16 +90,6 @@ def copy_game(g: Games, src: int, dst: int) -> None:
 
 
 @jit
-def _add(g: Games, b: int, p: int, card: int) -> None:
-    bit = np.int64(1) << card
-    if g.held[b, p] & bit:
-        g.twice[b, p] |= bit
-    else:
-        g.held[b, p] |= bit
-    g.sizes[b, p] += 1
-
-
-@jit
 def deal_hidden(g: Games, b: int, h: Hidden, gen: np.ndarray, w: Work) -> None:
     """Deal the unseen cards to seats 1..P-1 of row ``b`` and make the rest its stock, as
     ``ExpertAgent._deal_hidden``: the unseen cards in the order of ``gen.permutation``; each seat
@@ -120,7 +110,7 @@ def deal_hidden(g: Games, b: int, h: Hidden, gen: np.ndarray, w: Work) -> None:
             for i in range(length):
                 card = pool[i]
                 if g.sizes[b, seat] < want and not (h.forbidden[seat, k] >> card) & 1:
-                    _add(g, b, seat, card)
+                    kernels.add_card(g, b, seat, card)
                 else:
                     rest[kept] = card
                     kept += 1
@@ -129,7 +119,7 @@ def deal_hidden(g: Games, b: int, h: Hidden, gen: np.ndarray, w: Work) -> None:
             length = kept
         while g.sizes[b, seat] < h.sizes[seat] and length > 0:
             length -= 1
-            _add(g, b, seat, pool[length])
+            kernels.add_card(g, b, seat, pool[length])
     for i in range(length):
         g.stock[b, i] = pool[i]
     g.stock_len[b] = length

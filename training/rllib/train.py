@@ -35,15 +35,13 @@ from typing import Any
 import numpy as np
 
 from c8env.agents.policy import save_policy
-from c8env.evaluate import evaluate
 from c8env.rules import load_rules
+from training.evaluation import EVAL_SEED, FINAL_SEED, evaluate_policy, log_name
 from training.pool import OpponentPool
 from training.rllib.config import RLlibConfig
 
 #: The learner's module; snapshots are ``main_<step>``.
 MAIN = "main"
-#: Evaluation deals are seeded ``EVAL_SEED + seed`` (periodic: the same deals each time) and ``FINAL_SEED + seed``.
-EVAL_SEED, FINAL_SEED = 1_000, 2_000
 
 
 class SeatMapping:
@@ -173,25 +171,6 @@ def export_weights(weights: dict[str, Any], path: str | Path, config: RLlibConfi
                 f"rules {config.rules}")
     tmp.replace(path)
     return path
-
-
-def evaluate_policy(path: Path, config: RLlibConfig, deals: int, seed: int) -> list[dict[str, Any]]:
-    """The policy file in one seat against each evaluation opponent in all the others (duplicate deals)."""
-    rows = []
-    for opponent in config.eval_opponents:
-        table = evaluate([str(path)] + [opponent] * (config.num_players - 1), config.num_players, config.rules, deals,
-                         seed, workers=config.eval_workers)
-        me = table.stats[0]
-        low, high = me.interval
-        rows.append({"opponent": opponent, "hands": me.hands, "win_rate": me.win_rate, "ci_low": low,
-                     "ci_high": high, "points_per_hand": me.points / max(1, me.hands),
-                     "fair_share": 1 / config.num_players})
-    return rows
-
-
-def log_name(spec: str) -> str:
-    name = Path(spec).stem if spec.endswith(".npz") else spec
-    return "".join(c if c.isalnum() else "_" for c in name)
 
 
 # ----- the run directory -------------------------------------------------------------------------------
@@ -419,5 +398,5 @@ def report(config: RLlibConfig, path: Path, step: int, seconds: float, rows: lis
     return "\n".join(lines)
 
 
-__all__ = ["MAIN", "Run", "RunDirError", "SeatMapping", "build_config", "learner_spec", "evaluate_policy", "export_weights", "main_weights",
+__all__ = ["MAIN", "Run", "RunDirError", "SeatMapping", "build_config", "learner_spec", "export_weights", "main_weights",
            "start_ray", "train"]
