@@ -1,10 +1,12 @@
 """The RLlib path (``training.rllib``; the ``rllib`` extra).
 
-Fast checks without a Ray cluster (config, env, policy mapping, modules, export), then the one
-integration test, ``test_real_local_ray_run_resume_and_export`` (the only test here that starts Ray): a real local Ray instance
+Fast checks without a Ray cluster (config, env, policy mapping, modules, export), then the two
+tests that start Ray. ``test_real_local_ray_run_resume_and_export``: a real local Ray instance
 (``ray.init(num_cpus=2)``: GCS and raylet in their own processes) with one remote env runner
 trains a few iterations with self-play snapshots, checkpoints, resumes, and exports a policy that
 plays in a process where Ray and torch cannot be imported. About 60 s.
+``test_run_joins_a_running_ray_cluster_with_address``: a Ray head started apart (``ray start --head
+--block``) and the smoke run joining it with ``--address``. About 35-40 s.
 """
 
 from __future__ import annotations
@@ -252,3 +254,99 @@ def test_real_local_ray_run_resume_and_export(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "random" in result.stdout
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct TCP ports free on 127.0.0.1 just now (bound to 0, then released)."""
+    import socket
+
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def pids_naming(needle: str) -> list[int]:
+    """The processes whose command line contains ``needle`` (read from /proc)."""
+    import os
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if needle.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the head's processes in /proc")
+def test_run_joins_a_running_ray_cluster_with_address(tmp_path: Path) -> None:
+    """A Ray head started apart (``ray start --head --block`` on free ports, its own temp dir and
+    token) and the smoke run joining it with ``--address 127.0.0.1:PORT``: its env runner on the
+    cluster, ``training`` shipped with the job; the head and all its processes ended afterwards."""
+    import os
+    import shutil
+    import signal
+    import tempfile
+    import time
+    import uuid
+
+    temp_dir = Path(tempfile.mkdtemp(prefix="c8ray-", dir="/tmp"))  # short: Ray's socket paths live under it
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": uuid.uuid4().hex}
+    env.pop("RAY_ADDRESS", None)
+    env.pop("RAY_AUTH_TOKEN_PATH", None)
+    port, client, agent, agent_grpc, metrics, runtime_env, node_manager, object_manager = free_ports(8)
+    head_log = temp_dir / "head.log"
+    with head_log.open("w") as log:
+        head = subprocess.Popen(
+            [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", f"--port={port}",
+             "--node-ip-address=127.0.0.1", "--num-cpus=2", "--include-dashboard=false", f"--temp-dir={temp_dir}",
+             "--object-store-memory=100000000", f"--ray-client-server-port={client}",
+             f"--dashboard-agent-listen-port={agent}", f"--dashboard-agent-grpc-port={agent_grpc}",
+             f"--metrics-export-port={metrics}", f"--runtime-env-agent-port={runtime_env}",
+             f"--node-manager-port={node_manager}", f"--object-manager-port={object_manager}",
+             "--min-worker-port=0", "--max-worker-port=0", "--disable-usage-stats"],  # 0: workers on random ports
+            cwd=temp_dir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while "Ray runtime started" not in head_log.read_text():
+            assert head.poll() is None and time.monotonic() < deadline, head_log.read_text()[-3000:]
+            time.sleep(0.2)
+        result = subprocess.run(
+            [sys.executable, "-m", "training.rllib", "--config", str(SMOKE), "--address", f"127.0.0.1:{port}",
+             "--num-env-runners", "1", "--set", f"run_root={tmp_path}", "total_steps=1000"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=150)
+        assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+        run = tmp_path / "smoke-s0"
+        assert json.loads((run / "eval.json").read_text())["step"] >= 1000
+        assert load(str(run / "policy.npz"), num_players=2) is not None
+        logs = {p.name for p in temp_dir.glob("session_*/logs/*")}  # the head's session: the driver joined it
+        assert any(name.startswith("python-core-driver-") for name in logs), sorted(logs)
+        assert any(name.startswith("runtime_env_setup-") for name in logs), sorted(logs)  # py_modules shipped
+        assert any(name.startswith("worker-") and "-ffffffff-" not in name for name in logs), sorted(logs)  # a job's
+    finally:
+        if head.poll() is None:
+            head.send_signal(signal.SIGTERM)  # `ray start --block` stops its processes on a signal
+            try:
+                head.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                head.kill()
+                head.wait(timeout=10)
+        for _ in range(50):  # whatever of this head outlived it (raylet, gcs_server, workers): by pid
+            left = pids_naming(str(temp_dir))
+            if not left:
+                break
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    assert not pids_naming(str(temp_dir))
