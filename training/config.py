@@ -55,7 +55,27 @@ def check_weights(weights: dict[str, float]) -> dict[str, float]:
     return weights
 
 
-class TrainConfig(BaseModel):
+class RunConfig:
+    """What the configs of both training paths share besides fields (a mixin of pydantic models with
+    ``name``, ``seed`` and ``run_root`` fields): conversions and the run directory."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump()  # type: ignore[attr-defined]
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+    @property
+    def run_name(self) -> str:
+        """``<name>-s<seed>``."""
+        return f"{self.name}-s{self.seed}"
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.run_root) / self.run_name
+
+
+class TrainConfig(RunConfig, BaseModel):
     """Everything a training run needs; see each field's docstring."""
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, use_attribute_docstrings=True,
@@ -194,21 +214,6 @@ class TrainConfig(BaseModel):
                                       f"should be at most n_steps x n_envs = {self.n_steps * self.n_envs}"))
         return self
 
-    # ----- conversions ---------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump()
-
-    def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_dict(), sort_keys=False)
-
-    @property
-    def run_name(self) -> str:
-        """``<name>-s<seed>``."""
-        return f"{self.name}-s{self.seed}"
-
-    @property
-    def run_dir(self) -> Path:
-        return Path(self.run_root) / self.run_name
 
 
 # ----- errors ------------------------------------------------------------------------------------

@@ -16,11 +16,11 @@ import copy
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
 from training.config import (
+    RunConfig,
     TrainConfig,
     check_layers,
     check_name,
@@ -46,7 +46,7 @@ def shared(name: str, **changes: Any) -> Any:
     return info
 
 
-class RLlibConfig(BaseModel):
+class RLlibConfig(RunConfig, BaseModel):
     """Everything an RLlib training run needs; see each field's docstring."""
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, use_attribute_docstrings=True,
@@ -133,20 +133,6 @@ class RLlibConfig(BaseModel):
                              f"train_batch_size = {self.train_batch_size}")
         return self
 
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump()
-
-    def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_dict(), sort_keys=False)
-
-    @property
-    def run_name(self) -> str:
-        """``<name>-s<seed>``."""
-        return f"{self.name}-s{self.seed}"
-
-    @property
-    def run_dir(self) -> Path:
-        return Path(self.run_root) / self.run_name
 
 
 #: Keys ``--resume`` may change (the others are fixed by the run's saved config).
