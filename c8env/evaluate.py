@@ -650,7 +650,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="c8env eval",
         description="Evaluate agents with duplicate deals and 95% Wilson intervals. Agent specs: random, greedy, "
-                    "expert[:simulations=N,time_ms=T], a shipped policy name, or a .npz policy path.",
+                    "expert[:simulations=N,time_ms=T,policy=NAME,top=K,prior=W], a shipped policy name, or a .npz "
+                    "policy path.",
     )
     parser.add_argument("agents", nargs="*", help="one spec per seat (fewer: repeated around the table)")
     parser.add_argument("--league", action="store_true", help="round robin over the agents, with OpenSkill ratings")

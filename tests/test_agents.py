@@ -226,3 +226,88 @@ def test_expert_returns_the_only_legal_action_without_searching(monkeypatch):
     monkeypatch.setattr(expert, "_search", no_search)
     monkeypatch.setattr(expert, "_rollout", no_search)
     assert expert.act(obs) == DRAW
+
+
+# ----- the policy-guided expert (expert:policy=...) ---------------------------------------------------
+def _guided_decisions(spec: str, hands: int, seed: int = 0) -> list[tuple[list[int], list[int], int]]:
+    """(policy's candidates best first, the expert's candidates before guidance, action) of every
+    searched or guided decision of ``spec`` against greedy over ``hands`` hands."""
+    expert = load(spec, num_players=2, seed=seed)
+    record: list = []
+    guide = expert._guide
+
+    def spy(observation, candidates):
+        kept, bonus = guide(observation, candidates)
+        record.append([kept, list(candidates), None])
+        return kept, bonus
+
+    expert._guide = spy
+    for hand in range(hands):
+        env = c8env.raw_env(num_players=2)
+        env.reset(seed=seed + hand)
+        greedy = GreedyAgent(env.rules)
+        for agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            seat = env.agents.index(agent)
+            mover = expert if seat == hand % 2 else greedy
+            before = len(record)
+            action = mover.act(obs)
+            if mover is expert and len(record) > before:
+                record[-1][2] = action
+            env.step(action)
+    return record
+
+
+def test_guided_expert_searches_only_the_policys_top_candidates():
+    policy = load("ppo-standard-2p")
+    record = _guided_decisions("expert:policy=ppo-standard-2p,top=2,simulations=10", hands=6)
+    assert len(record) > 20
+    for kept, candidates, action in record:
+        assert len(kept) == min(2, len(candidates)) and set(kept) <= set(candidates)
+        assert action in kept
+    assert isinstance(policy, PolicyAgent)
+
+
+def test_guided_expert_with_top_1_plays_the_policys_choice_without_searching(monkeypatch):
+    def no_search(*args, **kwargs):
+        raise AssertionError("a single guided candidate needs no search")
+
+    expert = load("expert:policy=ppo-standard-2p,top=1", num_players=2, seed=0)
+    monkeypatch.setattr(ExpertAgent, "_search", no_search)
+    policy = load("ppo-standard-2p")
+    record = _guided_decisions("expert:policy=ppo-standard-2p,top=1", hands=4)
+    assert len(record) > 10 and isinstance(expert, ExpertAgent)
+    assert all(kept == [action] for kept, _, action in record)
+    # the kept candidate is the network's favourite among the expert's candidates
+    env = c8env.raw_env(num_players=2)
+    env.reset(seed=3)
+    obs = env.observe(env.agent_selection)
+    candidates = np.flatnonzero(obs["action_mask"]).tolist()
+    kept, bonus = expert._guide(obs, candidates)
+    logits = policy.logits(obs["observation"])
+    assert kept == [candidates[int(np.argmax(logits[candidates]))]] and bonus.tolist() == [0.0]
+
+
+def test_guided_expert_is_reproducible_and_prior_breaks_ties_towards_the_policy():
+    first = _guided_decisions("expert:policy=ppo-standard-2p,simulations=8", hands=3, seed=5)
+    again = _guided_decisions("expert:policy=ppo-standard-2p,simulations=8", hands=3, seed=5)
+    assert [r[2] for r in first] == [r[2] for r in again]
+    # with an overwhelming prior the search cannot outvote the network: its first candidate is played
+    for kept, _, action in _guided_decisions("expert:policy=ppo-standard-2p,prior=1000,simulations=4", hands=3):
+        assert action == kept[0]
+
+
+@pytest.mark.parametrize("spec, patterns", [
+    ("expert:policy=nope", ["expert policy 'nope'", "no such policy file", "ppo-standard-2p"]),
+    ("expert:top=2", ["top and prior", "policy="]),
+    ("expert:policy=ppo-standard-2p,top=0", ["top=0", ">= 1"]),
+    ("expert:policy=ppo-standard-2p,prior=-1", ["prior=-1.0", ">= 0"]),
+])
+def test_guided_expert_bad_options(spec, patterns):
+    with pytest.raises(ValueError) as err:
+        load(spec, num_players=2)
+    for pattern in patterns:
+        assert pattern in str(err.value)

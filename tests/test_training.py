@@ -378,6 +378,11 @@ def test_plot_draws_a_run_and_rejects_what_is_not_one(tmp_path):
     assert [r["step"] for r in curves["greedy"]] == [0, 2000]
     plot_main([str(run), "--out", str(tmp_path / "c.png")])
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+    # records with their wall-clock time add a second row of panels (the same curves against time)
+    (run / "evals.jsonl").write_text("".join(json.dumps({**r, "seconds": r["step"] / 10}) + "\n" for r in rows))
+    plot_main([str(run), "--out", str(tmp_path / "clock.png")])
+    height = [int.from_bytes(path.read_bytes()[20:24], "big") for path in (tmp_path / "c.png", tmp_path / "clock.png")]
+    assert height[1] == 2 * height[0]
 
     with pytest.raises(ValueError, match="has no evals.jsonl"):
         read_evals(tmp_path)
@@ -400,3 +405,21 @@ def test_same_seed_same_policy(tmp_path, processes):
         policies.append((tmp_path / root / f"tiny-s{seed}" / "policy.npz").read_bytes())
     assert policies[0] == policies[1]
     assert policies[0] != policies[2]
+
+
+def test_a_guided_search_distilled_without_ppo(tmp_path, processes):
+    """``total_steps: 0``: the network is the clone of the demonstrator (here the policy-guided expert, one step
+    of expert iteration), exported and evaluated on fresh deals."""
+    spec = "expert:policy=ppo-standard-2p,top=2,prior=0,simulations=4"
+    config = tmp_path / "distil.yaml"
+    settings = {**TINY, "total_steps": 0, "pretrain_agent": spec, "pretrain_samples": 300, "final_eval_deals": 3,
+                "eval_opponents": ["greedy", "expert:simulations=4"], "vec_env": "subproc", "run_root": str(tmp_path)}
+    config.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in settings.items()))
+    proc = _train(["--config", str(config), "--no-progress"])
+    processes.append(proc)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert f"warm start: 300 {spec} decisions recorded" in out + err
+    assert "0 steps" in out and "| expert:simulations=4 | 6 |" in out
+    assert load(str(tmp_path / "distil-s0" / "policy.npz")).act  # a playable NumPy policy
+    assert _checkpoint_steps(tmp_path / "distil-s0") == [0]

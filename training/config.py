@@ -134,8 +134,9 @@ class TrainConfig(RunConfig, BaseModel):
     """Stop an update's epochs early when the approximate KL exceeds this (null: never)."""
 
     # ----- the run -------------------------------------------------------------------------------
-    total_steps: int = Field(1_000_000, ge=1)
-    """Learner steps (env transitions) to train for, counted over all environments."""
+    total_steps: int = Field(1_000_000, ge=0)
+    """Learner steps (env transitions) to train for, counted over all environments (0: the warm start alone,
+    e.g. to distil a search into the network, then the final evaluation)."""
     seed: int = Field(0, ge=0)
     """Seed of everything: deals, seats, opponents, network initialisation, evaluation deals."""
     n_envs: int = Field(16, ge=1)

@@ -66,7 +66,7 @@ class LinearDecay:
         self.remaining = 1.0
 
     def set_step(self, step: int, total_steps: int) -> None:
-        self.remaining = 1.0 - float(step) / float(total_steps)
+        self.remaining = 1.0 - float(step) / float(max(total_steps, 1))
 
     def __call__(self, progress_remaining: float) -> float:
         return self.start * self.remaining

@@ -2,8 +2,10 @@
 
 Reads the run's ``evals.jsonl`` (the periodic evaluations) and draws, per evaluation opponent,
 the win rate against training steps with its 95% interval as a band and the fair share as a
-dashed line; the trainer's best evaluation (``best.json``, the one behind ``best.npz``) is marked. ``training.train`` writes
-``curves.png`` into the run directory at the end of every run.
+dashed line; the trainer's best evaluation (``best.json``, the one behind ``best.npz``) is marked.
+A second row draws the same against wall-clock time (the run's training time, evaluations
+included) when every record has it. ``training.train`` writes ``curves.png`` into the run
+directory at the end of every run.
 """
 
 from __future__ import annotations
@@ -45,21 +47,25 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
     best_file = run_dir / "best.json"  # the trainer's best periodic evaluation (best.npz), if any
     best = json.loads(best_file.read_text()) if best_file.is_file() else {}
     out = Path(out) if out else run_dir / "curves.png"
-    fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 3.6), squeeze=False)
-    for ax, (opponent, rows) in zip(axes[0], curves.items(), strict=True):
-        steps = [r["step"] / 1e6 for r in rows]
-        ax.fill_between(steps, [r["ci_low"] for r in rows], [r["ci_high"] for r in rows], alpha=0.25,
-                        label="95% interval")
-        ax.plot(steps, [r["win_rate"] for r in rows], marker="o", markersize=3, label="win rate")
-        ax.axhline(rows[0]["fair_share"], color="grey", linestyle="--", linewidth=1, label="fair share")
-        if best.get("opponent") == opponent:
-            ax.plot([best["step"] / 1e6], [best["win_rate"]], marker="*", markersize=12, color="C3",
-                    linestyle="none", label=f"best {best['win_rate']:.1%}")
-        ax.set_title(f"vs {opponent} ({rows[-1]['hands']:,} hands per point)")
-        ax.set_xlabel("training steps (millions)")
-        ax.set_ylabel("win rate")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="lower right")
+    clocked = all("seconds" in r for rows in curves.values() for r in rows)
+    axes_x = [("step", 1e6, "training steps (millions)")] + ([("seconds", 3600, "wall-clock hours")] if clocked else [])
+    fig, axes = plt.subplots(len(axes_x), len(curves), figsize=(5 * len(curves), 3.6 * len(axes_x)), squeeze=False)
+    for row_axes, (key, scale, label) in zip(axes, axes_x, strict=True):
+        for ax, (opponent, rows) in zip(row_axes, curves.items(), strict=True):
+            xs = [r[key] / scale for r in rows]
+            ax.fill_between(xs, [r["ci_low"] for r in rows], [r["ci_high"] for r in rows], alpha=0.25,
+                            label="95% interval")
+            ax.plot(xs, [r["win_rate"] for r in rows], marker="o", markersize=3, label="win rate")
+            ax.axhline(rows[0]["fair_share"], color="grey", linestyle="--", linewidth=1, label="fair share")
+            marked = next((r for r in rows if r["step"] == best.get("step")), None)
+            if best.get("opponent") == opponent and marked is not None:
+                ax.plot([marked[key] / scale], [best["win_rate"]], marker="*", markersize=12, color="C3",
+                        linestyle="none", label=f"best {best['win_rate']:.1%}")
+            ax.set_title(f"vs {opponent} ({rows[-1]['hands']:,} hands per point)")
+            ax.set_xlabel(label)
+            ax.set_ylabel("win rate")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8, loc="lower right")
     fig.suptitle(run_dir.name)
     fig.tight_layout()
     fig.savefig(out, dpi=110)

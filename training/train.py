@@ -139,7 +139,7 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
                 pool.set_snapshots(snapshots.paths)
                 env.env_method("set_snapshots", snapshots.paths)
             if step >= due["eval"]:
-                rows, best = periodic_eval(model, config, step, best)
+                rows, best = periodic_eval(model, config, step, seconds(), best)
                 recorder.status = ", ".join(f"vs {r['opponent']} {r['win_rate']:.1%}" for r in rows)
                 say(f"step {step:,}: eval " + "; ".join(
                     f"vs {r['opponent']} {r['win_rate']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}]" for r in rows))
@@ -250,16 +250,17 @@ def export(model: MaskablePPO, path: Path, config: TrainConfig, step: int) -> Pa
                          f"rules {config.rules}")
 
 
-def periodic_eval(model: MaskablePPO, config: TrainConfig, step: int,
+def periodic_eval(model: MaskablePPO, config: TrainConfig, step: int, seconds: float,
                   best: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Evaluate the policy at ``step`` (``evals.jsonl``, ``eval/`` logs); when it beats ``best`` against greedy,
-    it becomes ``best.zip``/``best.npz``/``best.json``. Returns the rows and the best evaluation so far."""
+    """Evaluate the policy at ``step``, ``seconds`` of wall-clock time into the run (``evals.jsonl``, ``eval/``
+    logs); when it beats ``best`` against greedy, it becomes ``best.zip``/``best.npz``/``best.json``. Returns the
+    rows and the best evaluation so far."""
     run_dir = config.run_dir
     path = export(model, run_dir / "eval_policy.npz", config, step)
     rows = evaluate_policy(path, config, config.eval_deals, EVAL_SEED + config.seed)
     with (run_dir / "evals.jsonl").open("a") as fh:
         for row in rows:
-            fh.write(json.dumps({"step": step, **row}) + "\n")
+            fh.write(json.dumps({"step": step, "seconds": round(seconds, 1), **row}) + "\n")
             for key in ("win_rate", "ci_low", "ci_high", "points_per_hand"):
                 model.logger.record(f"eval/{key}_vs_{log_name(row['opponent'])}", row[key])
     model.logger.record("time/total_timesteps", step, exclude="tensorboard")
@@ -344,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--config", help="training config YAML (configs/train/<name>.yaml)")
     parser.add_argument("--set", nargs="+", metavar="KEY=VALUE", help="override config fields (values read as YAML)")
-    parser.add_argument("--total-steps", dest="total_steps", type=int_at_least(1), help="shortcut for --set total_steps=N")
+    parser.add_argument("--total-steps", dest="total_steps", type=int_at_least(0), help="shortcut for --set total_steps=N")
     parser.add_argument("--seed", type=int_at_least(0), help="shortcut for --set seed=N")
     parser.add_argument("--n-envs", dest="n_envs", type=int_at_least(1), help="shortcut for --set n_envs=N")
     parser.add_argument("--resume", nargs="?", const=True, default=False, metavar="RUN_DIR",

@@ -6,7 +6,9 @@ agent's turn) and always returns a legal action. Specs:
 - ``random``: uniform over the legal actions;
 - ``greedy``: the fast heuristic of :func:`c8env.agents.heuristic.greedy_action`;
 - ``expert``: determinized Monte Carlo search (:mod:`c8env.agents.expert`); options
-  after a colon, e.g. ``expert:simulations=200`` or ``expert:time_ms=50``;
+  after a colon, e.g. ``expert:simulations=200`` or ``expert:time_ms=50``; with
+  ``policy=<shipped name or .npz path>`` a trained network guides it (``top=3``
+  candidates searched, ``prior=0`` weight of the network's log-probability added to their means);
 - the name of a trained policy shipped in the package (see :func:`available`);
 - the path of an exported policy file (:mod:`c8env.agents.policy`).
 """
@@ -25,7 +27,7 @@ from c8env.rules import RuleSet, load_rules
 
 POLICY_DIR = Path(__file__).parent / "policies"
 BUILTIN = ("random", "greedy", "expert")
-_OPTIONS = {"expert": {"simulations": int, "time_ms": float}}
+_OPTIONS = {"expert": {"simulations": int, "time_ms": float, "policy": str, "top": int, "prior": float}}
 
 
 class Agent(Protocol):
@@ -84,8 +86,21 @@ def _checked_policy(agent: PolicyAgent, rules: RuleSet, num_players: int) -> Pol
             made_for.append(f"other rules (fields that differ: {', '.join(differ)})")
     if made_for:
         warnings.warn(f"policy {agent.name!r} was trained for {' and '.join(made_for)}; it plays, but outside "
-                      "what it learned", PolicyMismatchWarning, stacklevel=3)
+                      "what it learned", PolicyMismatchWarning, stacklevel=4)
     return agent
+
+
+def _policy(spec: str | Path, rules: RuleSet, num_players: int, what: str = "agent spec",
+            allowed: list[str] | None = None) -> PolicyAgent:
+    """A trained policy from a shipped name or the path of a ``.npz`` file (``what`` and ``allowed``
+    word the error)."""
+    if isinstance(spec, str) and spec in shipped_policies():
+        return _checked_policy(PolicyAgent(POLICY_DIR / f"{spec}.npz"), rules, num_players)
+    if not str(spec).endswith(".npz") or not Path(spec).is_file():
+        names = available() if allowed is None else allowed
+        raise ValueError(f"{what} {str(spec)!r}: no such policy file; allowed: {', '.join(names)}, "
+                         "or the path of an existing .npz policy file")
+    return _checked_policy(PolicyAgent(spec), rules, num_players)
 
 
 def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players: int = 2,
@@ -95,12 +110,7 @@ def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players
     num_players = check_num_players(num_players)
     seed = check_seed(seed)
     if isinstance(spec, Path) or (isinstance(spec, str) and spec.endswith(".npz")):
-        if not Path(spec).is_file():
-            raise ValueError(
-                f"agent spec {str(spec)!r}: no such policy file; allowed: {', '.join(available())}, "
-                "or the path of an existing .npz policy file"
-            )
-        return _checked_policy(PolicyAgent(spec), rules, num_players)
+        return _policy(spec, rules, num_players)
     if not isinstance(spec, str):
         raise ValueError(f"agent spec {spec!r} must be a string: one of {', '.join(available())} or a .npz path")
     name, _, option_text = spec.partition(":")
@@ -110,9 +120,13 @@ def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players
     if name == "greedy":
         return GreedyAgent(rules)
     if name == "expert":
+        if "policy" in options:
+            options["policy"] = _policy(options["policy"], rules, num_players, "expert policy", shipped_policies())
+        elif options.keys() & {"top", "prior"}:
+            raise ValueError(f"agent spec {spec!r}: top and prior guide a policy's search; add policy=<name or .npz path>")
         return ExpertAgent(rules, num_players, seed=seed, **options)
     if name in shipped_policies():
-        return _checked_policy(PolicyAgent(POLICY_DIR / f"{name}.npz"), rules, num_players)
+        return _policy(name, rules, num_players)
     raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(available())}, or a path to a .npz policy")
 
 

@@ -12,6 +12,11 @@ Budget: ``simulations`` samples per decision, or ``time_ms`` per decision (which
 is given; both cap the search). Voluntary draws are pruned while a non-wild card
 can be played, the main blunder of naive Monte Carlo on noisy estimates.
 
+Guided by a trained network (``expert:policy=NAME``): only the network's ``top`` favourite
+candidates are searched (the same samples, fewer rollouts), and ``prior`` times its
+log-probability of each can be added to the mean results. Against the plain expert
+this wins more hands in less time (README, "Stronger agents").
+
 Where numba is installed the samples and rollouts run compiled
 (:mod:`c8env.vector.search`): the same decisions, many times faster.
 """
@@ -25,6 +30,7 @@ import numpy as np
 
 from c8env.actions import ANNOUNCE, DRAW
 from c8env.agents.heuristic import greedy_action
+from c8env.agents.policy import PolicyAgent
 from c8env.agents.view import view_from_state
 from c8env.cards import NUM_CARDS, NUM_SUITS, RANKS, SUIT_MASKS, SUITS, card_text
 from c8env.engine import ANY_SUIT, PHASE_NAMES, Phase, State, wild_mask_for
@@ -89,20 +95,34 @@ class ExpertAgent:
     """Determinized Monte Carlo search with greedy rollouts (see the module docstring)."""
 
     def __init__(self, rules: RuleSet, num_players: int, simulations: int = 100, time_ms: float | None = None,
-                 seed: int | None = None, reward: str = "win", compiled: bool | None = None) -> None:
+                 seed: int | None = None, reward: str = "win", compiled: bool | None = None,
+                 policy: PolicyAgent | None = None, top: int = 3, prior: float = 0.0) -> None:
         """``compiled``: run the search with the compiled kernels (None: whenever numba is available;
-        True where it is not raises ``ValueError``). Both loops make the same decisions."""
+        True where it is not raises ``ValueError``). Both loops make the same decisions.
+
+        ``policy``: a trained network that guides the search (see :meth:`_guide`): only its ``top``
+        candidates are searched, and the choice maximises the mean result plus ``prior`` times the
+        network's log-probability of the move (renormalised over those candidates)."""
         if not isinstance(simulations, int) or simulations < 1:
             raise ValueError(f"expert simulations={simulations!r} is invalid; allowed: an int >= 1")
         if time_ms is not None and not time_ms > 0:
             raise ValueError(f"expert time_ms={time_ms!r} is invalid; allowed: None or a number > 0")
         if reward not in ("win", "points"):
             raise ValueError(f"expert reward={reward!r} is invalid; allowed: 'win' or 'points'")
+        if policy is not None and not isinstance(policy, PolicyAgent):
+            raise ValueError(f"expert policy={policy!r} is invalid; allowed: None or a PolicyAgent")
+        if not isinstance(top, int) or isinstance(top, bool) or top < 1:
+            raise ValueError(f"expert top={top!r} is invalid; allowed: an int >= 1")
+        if not (isinstance(prior, (int, float)) and prior >= 0):
+            raise ValueError(f"expert prior={prior!r} is invalid; allowed: a number >= 0")
         self.rules = rules
         self.num_players = num_players
         self.simulations = simulations
         self.time_ms = time_ms
         self.reward = reward
+        self.policy = policy
+        self.top = top
+        self.prior = float(prior)
         self.rng = np.random.default_rng(seed)
         self.compiled = _check_compiled(compiled)
         self._kernel: Any = None  # the compiled search, built at the first search
@@ -125,21 +145,35 @@ class ExpertAgent:
         if self.num_players == 2:
             self._infer(public)
         candidates = self._candidates(public, legal)
+        bonus = np.zeros(len(candidates))
+        if self.policy is not None and len(candidates) > 1:
+            candidates, bonus = self._guide(observation, candidates)
         if len(candidates) == 1:
             action = candidates[0]
         else:
-            action = self._search(public, unseen, sizes, requirements, candidates)
+            action = self._search(public, unseen, sizes, requirements, candidates, bonus)
         if self.num_players == 2:
             self._remember(public, action)
         return action
 
+    def _guide(self, observation: dict, candidates: list[int]) -> tuple[list[int], np.ndarray]:
+        """The policy network's ``top`` candidates, best first, and their bonus: ``prior`` times the
+        log-probability of each, softmax over those candidates."""
+        logits = self.policy.logits(np.asarray(observation["observation"], dtype=np.float32))[candidates]
+        order = np.argsort(-logits, kind="stable")[:self.top]
+        kept = logits[order].astype(np.float64)
+        log_probs = kept - kept.max() - np.log(np.exp(kept - kept.max()).sum())
+        return [candidates[i] for i in order], self.prior * log_probs
+
     def _search(self, public: State, unseen: list[int], sizes: list[int], requirements: dict,
-                candidates: list[int]) -> int:
+                candidates: list[int], bonus: np.ndarray) -> int:
+        """The candidate with the best mean rollout result plus ``bonus`` (zero without a policy)."""
         totals = np.zeros(len(candidates))
         deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000
         if self.compiled:
-            self._compiled_search(public, unseen, sizes, requirements, candidates, totals, deadline)
-            return candidates[int(np.argmax(totals))]
+            samples = self._compiled_search(public, unseen, sizes, requirements, candidates, totals, deadline)
+            return candidates[int(np.argmax(totals / samples + bonus))]
+        samples = 0
         for sample in range(self.simulations):
             if sample == 0:
                 world = public
@@ -148,14 +182,15 @@ class ExpertAgent:
                 world = public.with_hidden_cards({s: dealt[s] for s in range(1, len(sizes) + 1)}, dealt["stock"])
             for i, action in enumerate(candidates):
                 totals[i] += self._rollout(world, action)
+            samples += 1
             if deadline is not None and time.perf_counter() > deadline:
                 break
-        return candidates[int(np.argmax(totals))]
+        return candidates[int(np.argmax(totals / samples + bonus))]
 
     def _compiled_search(self, public: State, unseen: list[int], sizes: list[int], requirements: dict,
-                         candidates: list[int], totals: np.ndarray, deadline: float | None) -> None:
+                         candidates: list[int], totals: np.ndarray, deadline: float | None) -> int:
         """The loop of :meth:`_search`, run by :class:`c8env.vector.search.CompiledSearch` (one call, or one
-        call per sample under a time budget)."""
+        call per sample under a time budget); the number of samples taken."""
         if self._kernel is None:
             from c8env.vector.search import CompiledSearch
 
@@ -163,11 +198,12 @@ class ExpertAgent:
         hidden = self._kernel.hidden(unseen, sizes, requirements)
         if deadline is None:
             self._kernel.run(public, hidden, candidates, 0, self.simulations, self.rng, totals)
-            return
+            return self.simulations
         for sample in range(self.simulations):
             self._kernel.run(public, hidden, candidates, sample, sample + 1, self.rng, totals)
             if time.perf_counter() > deadline:
-                return
+                return sample + 1
+        return self.simulations
 
     # ----- inference from the opponent's draws (2 players) ------------------------------------------
     def _remember(self, public: State, action: int) -> None:
