@@ -38,7 +38,8 @@ def comparable(info: dict) -> dict:
 
 
 @pytest.mark.filterwarnings("ignore::c8env.agents.PolicyMismatchWarning")
-@pytest.mark.parametrize("fields", [{}, {"num_players": 3, "pool_per_seat": True}, {"episode": "match"}])
+@pytest.mark.parametrize("fields", [{}, {"num_players": 3, "pool_per_seat": True}, {"episode": "match"},
+                                    {"max_steps": 12}, {"num_players": 3, "max_steps": 12, "cutoff": "loss"}])
 def test_batched_backend_steps_like_the_per_env_backend(fields):
     """Same seeds, same actions: the batched envs and the DummyVecEnv of PoolEnvs give the same observations,
     rewards, dones, infos, reset infos and masks (pool draws, snapshots and random opponents included)."""
@@ -67,6 +68,30 @@ def test_batched_backend_steps_like_the_per_env_backend(fields):
             assert isinstance(infos[b]["learner_won"], bool)
             assert infos[b]["episode"]["t"] >= 0
     assert kinds and kinds <= {"random", "greedy", "self", "mixed"}
+
+
+@pytest.mark.parametrize("vec_env", ["batched", "dummy"])
+def test_a_hand_cut_off_counts_as_lost_with_cutoff_loss(vec_env):
+    """``cutoff: loss``: a hand cut off at ``max_steps`` ends the episode (no time-limit truncation to bootstrap)
+    with the reward of a lost hand; ``bootstrap`` leaves it a truncation."""
+    seen = {}
+    for cutoff in ("bootstrap", "loss"):
+        env = make_vec_env(config(vec_env=vec_env, num_players=3, max_steps=6, cutoff=cutoff,
+                                  opponent_weights={"random": 1.0, "greedy": 0.0, "expert": 0.0, "self": 0.0}), [])
+        env.seed(1)
+        env.reset()
+        rng = np.random.default_rng(0)
+        cut = []
+        for _ in range(40):
+            masks = get_action_masks(env)
+            _, reward, done, infos = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+            cut += [(reward[b], infos[b]["TimeLimit.truncated"]) for b in np.flatnonzero(done)
+                    if "hand_winner" not in infos[b] or infos[b]["hand_winner"] is None]
+        seen[cutoff] = cut
+    assert seen["bootstrap"] and all(truncated and r == 0.0 for r, truncated in seen["bootstrap"])
+    assert seen["loss"] and all(not truncated and r == -0.5 for r, truncated in seen["loss"])
+    with pytest.raises(ValueError, match="cutoff"):
+        config(reward="points", cutoff="loss")
 
 
 def test_masks_methods_and_errors():

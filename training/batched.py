@@ -47,7 +47,8 @@ class BatchedVecEnv(VecEnv):
         self.pool = make_pool(config, list(snapshots))
         self.expert_spec = config.expert_spec
         self.games = LearnerGames(config.n_envs, config.num_players, config.rules, config.episode, config.reward,
-                                  opponents=self.pool)
+                                  config.max_steps, opponents=self.pool)
+        self.cutoff_reward = config.cutoff_reward
         super().__init__(config.n_envs, vector_space(), spaces.Discrete(NUM_ACTIONS))
         self._match = config.episode == "match"
         self._actions = np.zeros(self.num_envs, dtype=np.int64)
@@ -86,6 +87,10 @@ class BatchedVecEnv(VecEnv):
     def step_wait(self) -> VecEnvStepReturn:
         games = self.games
         obs, reward, terminated, truncated = games.step(self._actions)
+        if self.cutoff_reward is not None:  # a hand cut off at max_steps counts as lost, and ends the episode
+            cut = truncated & ~terminated
+            reward = np.where(cut, self.cutoff_reward, reward)
+            terminated, truncated = terminated | cut, truncated & ~cut
         dones = terminated | truncated
         self._returns += reward
         self._lengths += 1

@@ -28,18 +28,22 @@ class PoolEnv(gymnasium.Wrapper):
 
     Adds to the info of an episode's last step ``opponent_kind`` (the pool kind of that
     table) and ``learner_won``; ``set_snapshots(paths)`` updates the pool (called through
-    ``VecEnv.env_method``).
+    ``VecEnv.env_method``). With ``cutoff_reward`` a hand cut off at ``max_steps`` ends the
+    episode with that reward instead of a time-limit truncation.
     """
 
-    def __init__(self, env: SingleAgentEnv, pool: OpponentPool) -> None:
+    def __init__(self, env: SingleAgentEnv, pool: OpponentPool, cutoff_reward: float | None = None) -> None:
         super().__init__(env)
         self.pool = pool
+        self.cutoff_reward = cutoff_reward
 
     def set_snapshots(self, paths: list[str]) -> None:
         self.pool.set_snapshots(paths)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         obs, reward, terminated, truncated, info = self.env.step(action)
+        if truncated and not terminated and self.cutoff_reward is not None:  # a cut-off hand counts as lost
+            reward, terminated, truncated = self.cutoff_reward, True, False
         if terminated or truncated:
             info["opponent_kind"] = self.pool.label()
             winner = info.get("match_winner", info.get("hand_winner"))
@@ -65,8 +69,9 @@ def make_env(config: TrainConfig, snapshots: list[str]) -> Callable[[], gymnasiu
     def build() -> gymnasium.Env:
         pool = make_pool(config, snapshots)
         env = SingleAgentEnv(num_players=config.num_players, rules=config.rules, reward=config.reward,
-                             episode=config.episode, opponents=pool, illegal_action="raise")
-        return RecordEpisodeStatistics(PoolEnv(env, pool))
+                             episode=config.episode, max_steps=config.max_steps, opponents=pool,
+                             illegal_action="raise")
+        return RecordEpisodeStatistics(PoolEnv(env, pool, config.cutoff_reward))
 
     return build
 
