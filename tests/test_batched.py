@@ -39,7 +39,7 @@ def comparable(info: dict) -> dict:
 
 @pytest.mark.filterwarnings("ignore::c8env.agents.PolicyMismatchWarning")
 @pytest.mark.parametrize("fields", [{}, {"num_players": 3, "pool_per_seat": True}, {"episode": "match"},
-                                    {"max_steps": 12}, {"num_players": 3, "max_steps": 12, "cutoff": "loss"}])
+                                    {"max_steps": 12}, {"num_players": 3, "max_steps": 12, "cutoff_reward": -2.0}])
 def test_batched_backend_steps_like_the_per_env_backend(fields):
     """Same seeds, same actions: the batched envs and the DummyVecEnv of PoolEnvs give the same observations,
     rewards, dones, infos, reset infos and masks (pool draws, snapshots and random opponents included)."""
@@ -71,12 +71,12 @@ def test_batched_backend_steps_like_the_per_env_backend(fields):
 
 
 @pytest.mark.parametrize("vec_env", ["batched", "dummy"])
-def test_a_hand_cut_off_counts_as_lost_with_cutoff_loss(vec_env):
-    """``cutoff: loss``: a hand cut off at ``max_steps`` ends the episode (no time-limit truncation to bootstrap)
-    with the reward of a lost hand; ``bootstrap`` leaves it a truncation."""
+def test_a_hand_cut_off_ends_with_cutoff_reward(vec_env):
+    """``cutoff_reward``: a hand cut off at ``max_steps`` ends the episode (no time-limit truncation to bootstrap)
+    with that reward; without it, the cut is a truncation with no reward."""
     seen = {}
-    for cutoff in ("bootstrap", "loss"):
-        env = make_vec_env(config(vec_env=vec_env, num_players=3, max_steps=6, cutoff=cutoff,
+    for cutoff_reward in (None, -2.0):
+        env = make_vec_env(config(vec_env=vec_env, num_players=3, max_steps=6, cutoff_reward=cutoff_reward,
                                   opponent_weights={"random": 1.0, "greedy": 0.0, "expert": 0.0, "self": 0.0}), [])
         env.seed(1)
         env.reset()
@@ -86,12 +86,10 @@ def test_a_hand_cut_off_counts_as_lost_with_cutoff_loss(vec_env):
             masks = get_action_masks(env)
             _, reward, done, infos = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
             cut += [(reward[b], infos[b]["TimeLimit.truncated"]) for b in np.flatnonzero(done)
-                    if "hand_winner" not in infos[b] or infos[b]["hand_winner"] is None]
-        seen[cutoff] = cut
-    assert seen["bootstrap"] and all(truncated and r == 0.0 for r, truncated in seen["bootstrap"])
-    assert seen["loss"] and all(not truncated and r == -0.5 for r, truncated in seen["loss"])
-    with pytest.raises(ValueError, match="cutoff"):
-        config(reward="points", cutoff="loss")
+                    if infos[b].get("hand_winner") is None]
+        seen[cutoff_reward] = cut
+    assert seen[None] and all(truncated and r == 0.0 for r, truncated in seen[None])
+    assert seen[-2.0] and all(not truncated and r == -2.0 for r, truncated in seen[-2.0])
 
 
 def test_masks_methods_and_errors():

@@ -379,7 +379,8 @@ def test_plot_draws_a_run_and_rejects_what_is_not_one(tmp_path):
     plot_main([str(run), "--out", str(tmp_path / "c.png")])
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
     # records with their wall-clock time add a second row of panels (the same curves against time)
-    (run / "evals.jsonl").write_text("".join(json.dumps({**r, "seconds": r["step"] / 10}) + "\n" for r in rows))
+    clocked = [{**r, "seconds": r["step"] / 10, "cut_off": 5 * (r["step"] > 0)} for r in rows]  # step 2000 stalls
+    (run / "evals.jsonl").write_text("".join(json.dumps(r) + "\n" for r in clocked))
     plot_main([str(run), "--out", str(tmp_path / "clock.png")])
     height = [int.from_bytes(path.read_bytes()[20:24], "big") for path in (tmp_path / "c.png", tmp_path / "clock.png")]
     assert height[1] == 2 * height[0]

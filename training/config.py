@@ -100,10 +100,10 @@ class TrainConfig(RunConfig, BaseModel):
     """An episode is one ``hand`` or a whole ``match``."""
     max_steps: int | None = Field(None, ge=1)
     """Moves of one hand (every player's) after which a training hand is cut off (null: the envs' 10,000)."""
-    cutoff: Literal["bootstrap", "loss"] = "bootstrap"
-    """What a hand cut off at ``max_steps`` is worth to the learner: ``bootstrap`` (the critic's estimate, as for
-    any time limit) or ``loss`` (the reward of a lost hand, ending the episode: stalling a lost hand gains nothing;
-    needs ``reward: win``)."""
+    cutoff_reward: float | None = None
+    """The learner's reward for a hand cut off at ``max_steps``, which then ends the episode (null: a time-limit
+    truncation, worth the critic's estimate). Below a lost hand's reward (-1/(n-1) with ``reward: win``),
+    stalling a lost hand is worse than losing it."""
 
     # ----- the network ---------------------------------------------------------------------------
     pi_layers: list[int] = Field(default_factory=lambda: [256, 256])
@@ -213,17 +213,6 @@ class TrainConfig(RunConfig, BaseModel):
             raise ValueError(_invalid("vec_env", self.vec_env, "the batched envs cannot play the 'expert' opponent "
                                       "kind; set opponent_weights.expert=0 or vec_env=subproc"))
         return self
-
-    @model_validator(mode="after")
-    def _check_cutoff(self) -> TrainConfig:
-        if self.cutoff == "loss" and self.reward != "win":
-            raise ValueError(_invalid("cutoff", self.cutoff, "a lost hand's reward is defined for reward 'win' only"))
-        return self
-
-    @property
-    def cutoff_reward(self) -> float | None:
-        """The learner's reward for a hand cut off at ``max_steps`` (``cutoff: loss``), or None (bootstrap)."""
-        return -1.0 / (self.num_players - 1) if self.cutoff == "loss" else None
 
     @model_validator(mode="after")
     def _check_batch_size(self) -> TrainConfig:

@@ -2,7 +2,8 @@
 
 Reads the run's ``evals.jsonl`` (the periodic evaluations) and draws, per evaluation opponent,
 the win rate against training steps with its 95% interval as a band and the fair share as a
-dashed line; the trainer's best evaluation (``best.json``, the one behind ``best.npz``) is marked.
+dashed line; the trainer's best evaluation (``best.json``, the one behind ``best.npz``) is marked, and
+so are evaluations that left more than 1 hand in 1,000 unfinished (never chosen as the best).
 A second row draws the same against wall-clock time (the run's training time, evaluations
 included) when every record has it. ``training.train`` writes ``curves.png`` into the run
 directory at the end of every run.
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from c8env.argcheck import Parser, new_file
+from training.evaluation import stalls
 
 
 def read_evals(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
@@ -57,6 +59,10 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
                             label="95% interval")
             ax.plot(xs, [r["win_rate"] for r in rows], marker="o", markersize=3, label="win rate")
             ax.axhline(rows[0]["fair_share"], color="grey", linestyle="--", linewidth=1, label="fair share")
+            stalled = [r for r in rows if stalls([r])]
+            if stalled:
+                ax.plot([r[key] / scale for r in stalled], [r["win_rate"] for r in stalled], marker="x", color="C3",
+                        linestyle="none", label="stalls (> 1/1000 cut off)")
             marked = next((r for r in rows if r["step"] == best.get("step")), None)
             if best.get("opponent") == opponent and marked is not None:
                 ax.plot([marked[key] / scale], [best["win_rate"]], marker="*", markersize=12, color="C3",

@@ -45,7 +45,7 @@ from c8env.argcheck import Parser, int_at_least
 from c8env.seeding import derive_seed
 from training.config import TrainConfig, describe, load_config, parse_overrides
 from training.envs import make_pool
-from training.evaluation import EVAL_SEED, FINAL_SEED, evaluate_policy, log_name
+from training.evaluation import EVAL_SEED, FINAL_SEED, evaluate_policy, log_name, record_evaluation, results_table
 from training.export import export_policy, latest_checkpoint
 from training.plot import plot_run
 from training.pool import Snapshots
@@ -253,21 +253,19 @@ def export(model: MaskablePPO, path: Path, config: TrainConfig, step: int) -> Pa
 def periodic_eval(model: MaskablePPO, config: TrainConfig, step: int, seconds: float,
                   best: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Evaluate the policy at ``step``, ``seconds`` of wall-clock time into the run (``evals.jsonl``, ``eval/``
-    logs); when it beats ``best`` against greedy, it becomes ``best.zip``/``best.npz``/``best.json``. Returns the
-    rows and the best evaluation so far."""
+    logs); when it beats ``best`` against greedy, and leaves no more than 1 hand in 1,000 unfinished against any
+    opponent, it becomes ``best.zip``/``best.npz``/``best.json``. Returns the rows and the best evaluation so far."""
     run_dir = config.run_dir
     path = export(model, run_dir / "eval_policy.npz", config, step)
     rows = evaluate_policy(path, config, config.eval_deals, EVAL_SEED + config.seed)
-    with (run_dir / "evals.jsonl").open("a") as fh:
-        for row in rows:
-            fh.write(json.dumps({"step": step, "seconds": round(seconds, 1), **row}) + "\n")
-            for key in ("win_rate", "ci_low", "ci_high", "points_per_hand"):
-                model.logger.record(f"eval/{key}_vs_{log_name(row['opponent'])}", row[key])
+    for row in rows:
+        for key in ("win_rate", "ci_low", "ci_high", "points_per_hand", "cut_off"):
+            model.logger.record(f"eval/{key}_vs_{log_name(row['opponent'])}", row[key])
     model.logger.record("time/total_timesteps", step, exclude="tensorboard")
     model.logger.dump(step)
-    target = next((r for r in rows if r["opponent"] == "greedy"), rows[-1])
-    if not best or target["win_rate"] > best["win_rate"]:
-        best = {"step": step, **target}
+    better = record_evaluation(run_dir, step, seconds, rows, best)
+    if better is not None:
+        best = better
         model.save(str(run_dir / "best.zip"))
         shutil.copyfile(path, run_dir / "best.npz")
         write_json(run_dir / "best.json", {"config": config.to_dict(), **best})
@@ -286,12 +284,8 @@ def report(config: TrainConfig, path: Path, step: int, seconds: float, rows: lis
         f"deals x {config.num_players} seat rotations per opponent ({eval_seconds:.0f} s); the policy in one seat, "
         "the opponent in the others.",
         "",
-        "| opponent | hands | win rate | 95% CI | fair share | points/hand |",
-        "|---|---|---|---|---|---|",
+        *results_table(rows),
     ]
-    for r in rows:
-        lines.append(f"| {r['opponent']} | {r['hands']:,} | {r['win_rate']:.1%} | [{r['ci_low']:.1%}, "
-                     f"{r['ci_high']:.1%}] | {r['fair_share']:.0%} | {r['points_per_hand']:+.2f} |")
     if best:
         lines += ["", f"Best periodic evaluation vs {best['opponent']}: {best['win_rate']:.1%} at step "
                       f"{best['step']:,} ({config.run_dir / 'best.npz'})."]

@@ -36,7 +36,7 @@ import numpy as np
 
 from c8env.agents.policy import save_policy
 from c8env.rules import load_rules
-from training.evaluation import EVAL_SEED, FINAL_SEED, evaluate_policy, log_name
+from training.evaluation import EVAL_SEED, FINAL_SEED, evaluate_policy, log_name, record_evaluation, results_table
 from training.pool import OpponentPool
 from training.rllib.config import RLlibConfig
 
@@ -279,15 +279,13 @@ class Run:
         run_dir = self.config.run_dir
         path = export_weights(main_weights(self.algo), run_dir / "eval_policy.npz", self.config, self.step)
         rows = evaluate_policy(path, self.config, self.config.eval_deals, EVAL_SEED + self.config.seed)
-        with (run_dir / "evals.jsonl").open("a") as fh:
-            for row in rows:
-                fh.write(json.dumps({"step": self.step, **row}) + "\n")
-                for key in ("win_rate", "ci_low", "ci_high", "points_per_hand"):
-                    self.writer.add_scalar(f"eval/{key}_vs_{log_name(row['opponent'])}", row[key], self.step)
+        for row in rows:
+            for key in ("win_rate", "ci_low", "ci_high", "points_per_hand", "cut_off"):
+                self.writer.add_scalar(f"eval/{key}_vs_{log_name(row['opponent'])}", row[key], self.step)
         self.writer.flush()
-        target = next((r for r in rows if r["opponent"] == "greedy"), rows[-1])
-        if not self.best or target["win_rate"] > self.best["win_rate"]:
-            self.best = {"step": self.step, **target}
+        better = record_evaluation(run_dir, self.step, self.seconds(), rows, self.best)
+        if better is not None:
+            self.best = better
             shutil.copyfile(path, run_dir / "best.npz")
             write_json(run_dir / "best.json", {"config": self.config.to_dict(), **self.best})
         return rows
@@ -386,12 +384,8 @@ def report(config: RLlibConfig, path: Path, step: int, seconds: float, rows: lis
         f"learners); {config.num_players} players, rules {config.rules}; evaluated on {config.final_eval_deals:,} "
         f"fresh seeded deals x {config.num_players} seat rotations per opponent ({eval_seconds:.0f} s).",
         "",
-        "| opponent | hands | win rate | 95% CI | fair share | points/hand |",
-        "|---|---|---|---|---|---|",
+        *results_table(rows),
     ]
-    for r in rows:
-        lines.append(f"| {r['opponent']} | {r['hands']:,} | {r['win_rate']:.1%} | [{r['ci_low']:.1%}, "
-                     f"{r['ci_high']:.1%}] | {r['fair_share']:.0%} | {r['points_per_hand']:+.2f} |")
     if best:
         lines += ["", f"Best periodic evaluation vs {best['opponent']}: {best['win_rate']:.1%} at step "
                       f"{best['step']:,} ({config.run_dir / 'best.npz'})."]
