@@ -55,6 +55,12 @@ def record_evaluation(run_dir: Path, step: int, seconds: float, rows: list[dict[
     return {"step": step, **target}
 
 
+def eval_scalars(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The ``eval/<key>_vs_<opponent>`` log scalars of an evaluation's rows."""
+    return {f"eval/{key}_vs_{log_name(row['opponent'])}": row[key] for row in rows
+            for key in ("win_rate", "ci_low", "ci_high", "points_per_hand", "cut_off")}
+
+
 def results_table(rows: list[dict[str, Any]]) -> list[str]:
     """The Markdown table of an evaluation's rows."""
     lines = ["| opponent | hands | win rate | 95% CI | fair share | points/hand | cut off unfinished |",
@@ -71,5 +77,5 @@ def log_name(spec: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in name)
 
 
-__all__ = ["EVAL_SEED", "FINAL_SEED", "EvalConfig", "evaluate_policy", "log_name", "record_evaluation", "results_table",
+__all__ = ["EVAL_SEED", "FINAL_SEED", "EvalConfig", "eval_scalars", "evaluate_policy", "log_name", "record_evaluation", "results_table",
            "stalls"]

@@ -45,7 +45,7 @@ from c8env.argcheck import Parser, int_at_least
 from c8env.seeding import derive_seed
 from training.config import TrainConfig, describe, load_config, parse_overrides
 from training.envs import make_pool
-from training.evaluation import EVAL_SEED, FINAL_SEED, evaluate_policy, log_name, record_evaluation, results_table
+from training.evaluation import EVAL_SEED, FINAL_SEED, eval_scalars, evaluate_policy, record_evaluation, results_table
 from training.export import export_policy, latest_checkpoint
 from training.plot import plot_run
 from training.pool import Snapshots
@@ -258,9 +258,8 @@ def periodic_eval(model: MaskablePPO, config: TrainConfig, step: int, seconds: f
     run_dir = config.run_dir
     path = export(model, run_dir / "eval_policy.npz", config, step)
     rows = evaluate_policy(path, config, config.eval_deals, EVAL_SEED + config.seed)
-    for row in rows:
-        for key in ("win_rate", "ci_low", "ci_high", "points_per_hand", "cut_off"):
-            model.logger.record(f"eval/{key}_vs_{log_name(row['opponent'])}", row[key])
+    for key, value in eval_scalars(rows).items():
+        model.logger.record(key, value)
     model.logger.record("time/total_timesteps", step, exclude="tensorboard")
     model.logger.dump(step)
     better = record_evaluation(run_dir, step, seconds, rows, best)

@@ -36,7 +36,14 @@ import numpy as np
 
 from c8env.agents.policy import save_policy
 from c8env.rules import load_rules
-from training.evaluation import EVAL_SEED, FINAL_SEED, evaluate_policy, log_name, record_evaluation, results_table
+from training.evaluation import (
+    EVAL_SEED,
+    FINAL_SEED,
+    eval_scalars,
+    evaluate_policy,
+    record_evaluation,
+    results_table,
+)
 from training.pool import OpponentPool
 from training.rllib.config import RLlibConfig
 
@@ -279,9 +286,8 @@ class Run:
         run_dir = self.config.run_dir
         path = export_weights(main_weights(self.algo), run_dir / "eval_policy.npz", self.config, self.step)
         rows = evaluate_policy(path, self.config, self.config.eval_deals, EVAL_SEED + self.config.seed)
-        for row in rows:
-            for key in ("win_rate", "ci_low", "ci_high", "points_per_hand", "cut_off"):
-                self.writer.add_scalar(f"eval/{key}_vs_{log_name(row['opponent'])}", row[key], self.step)
+        for key, value in eval_scalars(rows).items():
+            self.writer.add_scalar(key, value, self.step)
         self.writer.flush()
         better = record_evaluation(run_dir, self.step, self.seconds(), rows, self.best)
         if better is not None:
