@@ -23,6 +23,10 @@ from c8env.engine import OVER, State
 #: player may draw at will and the discard pile is reshuffled into the stock, so a hand can be
 #: stalled for ever; uniformly random 2-player play averages about 900 moves a hand.
 MAX_HAND_STEPS = 10_000
+#: Moves of a search rollout in which a trained network plays the searcher's turns (``expert:rollouts=policy``);
+#: greedy plays them after, so that a network that stalls (draws, or passes eights round, for ever) cannot run
+#: every rollout to the cut-off.
+POLICY_ROLLOUT_STEPS = 500
 #: Default ``max_steps`` of the environments: moves of one hand before every agent is truncated.
 DEFAULT_MAX_STEPS = 100_000
 EPISODES = ("hand", "match")
@@ -149,5 +153,5 @@ class Episode:
         return rewards
 
 
-__all__ = ["DEFAULT_MAX_STEPS", "EPISODES", "Episode", "MAX_HAND_STEPS", "REWARDS", "check_episode_args",
+__all__ = ["DEFAULT_MAX_STEPS", "EPISODES", "Episode", "MAX_HAND_STEPS", "POLICY_ROLLOUT_STEPS", "REWARDS", "check_episode_args",
            "hand_rewards", "play_hand", "read_state"]

@@ -650,7 +650,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="c8env eval",
         description="Evaluate agents with duplicate deals and 95% Wilson intervals. Agent specs: random, greedy, "
-                    "expert[:simulations=N,time_ms=T,policy=NAME,top=K,prior=W], a shipped policy name, or a .npz "
+                    "expert[:simulations=N,time_ms=T,policy=NAME,top=K,prior=W,rollouts=greedy|policy], a shipped policy name, or a .npz "
                     "policy path.",
     )
     parser.add_argument("agents", nargs="*", help="one spec per seat (fewer: repeated around the table)")

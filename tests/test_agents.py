@@ -127,11 +127,11 @@ def test_available_lists_the_builtins():
 
 
 def test_shipped_policies_are_the_documented_ones():
-    assert shipped_policies() == ["ppo-special_cards-2p", "ppo-standard-2p", "ppo-standard-4p"]
+    assert shipped_policies() == ["distill-standard-4p", "ppo-special_cards-2p", "ppo-standard-2p", "ppo-standard-4p"]
 
 
 SHIPPED = [("ppo-standard-2p", 2, "standard", 0.85), ("ppo-standard-4p", 4, "standard", 0.6),
-           ("ppo-special_cards-2p", 2, "special_cards", 0.85)]
+           ("ppo-special_cards-2p", 2, "special_cards", 0.85), ("distill-standard-4p", 4, "standard", 0.6)]
 
 
 @pytest.mark.parametrize("name, players, rules, floor", SHIPPED)
@@ -321,9 +321,26 @@ def test_guided_expert_is_reproducible_and_prior_breaks_ties_towards_the_policy(
         assert action == kept[0]
 
 
+def test_expert_with_policy_rollouts_searches_the_guided_candidates_and_differs_from_greedy_rollouts():
+    """rollouts=policy keeps the guided candidates (top=2 here) but judges them by rollouts in which the network
+    plays the searcher's moves: on the same samples, some choices differ from the greedy rollouts' choices."""
+    spec = "expert:policy=ppo-standard-2p,top=2,simulations=12"
+    with_policy = _guided_decisions(spec + ",rollouts=policy", hands=8, seed=2)
+    with_greedy = _guided_decisions(spec, hands=8, seed=2)
+    assert load(spec + ",rollouts=policy").rollouts == "policy" and load(spec).rollouts == "greedy"
+    assert len(with_policy) > 20
+    for kept, candidates, action in with_policy:
+        assert len(kept) == min(2, len(candidates)) and action in kept
+    # the hands diverge after the first differing move: compare the decisions up to there
+    first = next(i for i, (a, b) in enumerate(zip(with_policy, with_greedy, strict=False)) if a[2] != b[2])
+    assert with_policy[:first] == with_greedy[:first] and with_policy[first][0] == with_greedy[first][0]
+
+
 @pytest.mark.parametrize("spec, patterns", [
     ("expert:policy=nope", ["expert policy 'nope'", "no such policy file", "ppo-standard-2p"]),
-    ("expert:top=2", ["top and prior", "policy="]),
+    ("expert:top=2", ["top, prior and rollouts", "policy="]),
+    ("expert:rollouts=policy", ["top, prior and rollouts", "policy="]),
+    ("expert:policy=ppo-standard-2p,rollouts=nets", ["rollouts='nets' is invalid", "'greedy' or 'policy'"]),
     ("expert:policy=ppo-standard-2p,top=0", ["top=0", ">= 1"]),
     ("expert:policy=ppo-standard-2p,prior=-1", ["prior=-1.0", ">= 0"]),
 ])

@@ -119,6 +119,11 @@ def test_cli_reports_config_errors(capsys):
     assert "config key 'n_epochs' = 'many' is invalid: should be a valid integer" in capsys.readouterr().err
     main(["--config", str(ROOT / "configs/train/default.yaml"), "--total-steps", "77", "--print-config"])
     assert "total_steps: 77" in capsys.readouterr().out
+    # a quoted value loses its quotes (an agent spec holds ':' and '='), an unquoted one is kept as written
+    main(["--config", str(ROOT / "configs/train/default.yaml"), "--set", 'pretrain_agent="expert:simulations=30"',
+          "name=my-run", "--print-config"])
+    out = capsys.readouterr().out
+    assert "pretrain_agent: expert:simulations=30\n" in out and "name: my-run\n" in out
 
 
 def test_help_lists_every_field_with_type_default_and_docstring(capsys):

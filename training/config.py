@@ -272,7 +272,8 @@ def read_yaml(text: str) -> Any:
 
 
 def parse_overrides(items: list[str]) -> list[tuple[str, Any]]:
-    """``["a=1", "b.c=x"]`` -> ``[("a", 1), ("b.c", "x")]`` (values read as YAML)."""
+    """``["a=1", "b.c=x", 'd="e:f=g"']`` -> ``[("a", 1), ("b.c", "x"), ("d", "e:f=g")]`` (values read as YAML;
+    an unquoted string is kept as written, a quoted one loses its quotes)."""
     out = []
     for item in items:
         key, sep, text = item.partition("=")
@@ -283,7 +284,8 @@ def parse_overrides(items: list[str]) -> list[tuple[str, Any]]:
             value = read_yaml(text) if text.strip() else ""
         except yaml.YAMLError:
             value = text
-        out.append((key, text if isinstance(value, str) else value))
+        quoted = text.strip()[:1] in ('"', "'")
+        out.append((key, text if isinstance(value, str) and not quoted else value))
     return out
 
 

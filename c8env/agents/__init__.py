@@ -8,7 +8,8 @@ agent's turn) and always returns a legal action. Specs:
 - ``expert``: determinized Monte Carlo search (:mod:`c8env.agents.expert`); options
   after a colon, e.g. ``expert:simulations=200`` or ``expert:time_ms=50``; with
   ``policy=<shipped name or .npz path>`` a trained network guides it (``top=3``
-  candidates searched, ``prior=0`` weight of the network's log-probability added to their means);
+  candidates searched, ``prior=0`` weight of the network's log-probability added to their means,
+  ``rollouts=policy``: the network also plays the searcher's moves in the rollouts);
 - the name of a trained policy shipped in the package (see :func:`available`);
 - the path of an exported policy file (:mod:`c8env.agents.policy`).
 """
@@ -27,7 +28,8 @@ from c8env.rules import RuleSet, load_rules
 
 POLICY_DIR = Path(__file__).parent / "policies"
 BUILTIN = ("random", "greedy", "expert")
-_OPTIONS = {"expert": {"simulations": int, "time_ms": float, "policy": str, "top": int, "prior": float}}
+_OPTIONS = {"expert": {"simulations": int, "time_ms": float, "policy": str, "top": int, "prior": float,
+                       "rollouts": str}}
 
 
 class Agent(Protocol):
@@ -122,8 +124,9 @@ def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players
     if name == "expert":
         if "policy" in options:
             options["policy"] = _policy(options["policy"], rules, num_players, "expert policy", shipped_policies())
-        elif options.keys() & {"top", "prior"}:
-            raise ValueError(f"agent spec {spec!r}: top and prior guide a policy's search; add policy=<name or .npz path>")
+        elif options.keys() & {"top", "prior", "rollouts"}:
+            raise ValueError(f"agent spec {spec!r}: top, prior and rollouts guide a policy's search; "
+                             "add policy=<name or .npz path>")
         return ExpertAgent(rules, num_players, seed=seed, **options)
     if name in shipped_policies():
         return _policy(name, rules, num_players)

@@ -15,8 +15,11 @@ can be played, the main blunder of naive Monte Carlo on noisy estimates.
 Guided by a trained network (``expert:policy=NAME``): only the network's ``top`` favourite
 candidates are searched (the same samples, fewer rollouts), and ``prior`` times its
 log-probability of each can be added to the mean results. Guided by ``ppo-standard-2p``
-it plays as well as the plain expert (50.0% of 2,000 hands) in 0.91x the time per move
-(README, "Stronger than the search"; docs/strength.md).
+it plays as well as the plain expert (50.0% of 2,000 hands) in 0.91x the time per move.
+With ``rollouts=policy`` the network also plays the searcher's own moves in the rollouts
+(its first ``POLICY_ROLLOUT_STEPS`` moves; the other players stay greedy, the model its
+inference assumes), so a move is judged by how the network would go on (README,
+"Stronger than the search"; docs/strength.md).
 
 Where numba is installed the samples and rollouts run compiled
 (:mod:`c8env.vector.search`): the same decisions, many times faster.
@@ -35,8 +38,8 @@ from c8env.agents.policy import PolicyAgent
 from c8env.agents.view import view_from_state
 from c8env.cards import NUM_CARDS, NUM_SUITS, RANKS, SUIT_MASKS, SUITS, card_text
 from c8env.engine import ANY_SUIT, PHASE_NAMES, Phase, State, wild_mask_for
-from c8env.episode import hand_rewards, play_hand
-from c8env.observation import check_observation, decode_observation
+from c8env.episode import MAX_HAND_STEPS, POLICY_ROLLOUT_STEPS, hand_rewards, play_hand
+from c8env.observation import StateObservation, check_observation, decode_observation
 from c8env.rules import RuleSet
 
 
@@ -97,13 +100,16 @@ class ExpertAgent:
 
     def __init__(self, rules: RuleSet, num_players: int, simulations: int = 100, time_ms: float | None = None,
                  seed: int | None = None, reward: str = "win", compiled: bool | None = None,
-                 policy: PolicyAgent | None = None, top: int = 3, prior: float = 0.0) -> None:
+                 policy: PolicyAgent | None = None, top: int = 3, prior: float = 0.0,
+                 rollouts: str = "greedy") -> None:
         """``compiled``: run the search with the compiled kernels (None: whenever numba is available;
         True where it is not raises ``ValueError``). Both loops make the same decisions.
 
         ``policy``: a trained network that guides the search (see :meth:`_guide`): only its ``top``
         candidates are searched, and the choice maximises the mean result plus ``prior`` times the
-        network's log-probability of the move (renormalised over those candidates)."""
+        network's log-probability of the move (renormalised over those candidates). ``rollouts``:
+        ``"greedy"`` (everyone plays greedy in the rollouts) or ``"policy"`` (the network plays the
+        searcher's moves; needs ``policy``)."""
         if not isinstance(simulations, int) or simulations < 1:
             raise ValueError(f"expert simulations={simulations!r} is invalid; allowed: an int >= 1")
         if time_ms is not None and not time_ms > 0:
@@ -116,6 +122,10 @@ class ExpertAgent:
             raise ValueError(f"expert top={top!r} is invalid; allowed: an int >= 1")
         if not (isinstance(prior, (int, float)) and prior >= 0):
             raise ValueError(f"expert prior={prior!r} is invalid; allowed: a number >= 0")
+        if rollouts not in ("greedy", "policy"):
+            raise ValueError(f"expert rollouts={rollouts!r} is invalid; allowed: 'greedy' or 'policy'")
+        if rollouts == "policy" and policy is None:
+            raise ValueError("expert rollouts='policy' plays a network in the rollouts; give policy=<name or .npz path>")
         self.rules = rules
         self.num_players = num_players
         self.simulations = simulations
@@ -124,6 +134,7 @@ class ExpertAgent:
         self.policy = policy
         self.top = top
         self.prior = float(prior)
+        self.rollouts = rollouts
         self.rng = np.random.default_rng(seed)
         self.compiled = _check_compiled(compiled)
         self._kernel: Any = None  # the compiled search, built at the first search
@@ -195,7 +206,8 @@ class ExpertAgent:
         if self._kernel is None:
             from c8env.vector.search import CompiledSearch
 
-            self._kernel = CompiledSearch(self.rules, self.num_players, self.reward)
+            network = (self.policy.layers, self.policy.meta["activation"]) if self.rollouts == "policy" else None
+            self._kernel = CompiledSearch(self.rules, self.num_players, self.reward, network)
         hidden = self._kernel.hidden(unseen, sizes, requirements)
         if deadline is None:
             self._kernel.run(public, hidden, candidates, 0, self.simulations, self.rng, totals)
@@ -281,13 +293,19 @@ class ExpertAgent:
         return dealt
 
     def _rollout(self, world: State, action: int) -> float:
-        """The observer's reward after ``action`` and greedy play by everyone to the hand's end
-        (0 for a hand cut off unfinished)."""
+        """The observer's reward after ``action`` and greedy play by everyone to the hand's end, the
+        observer's first moves the network's under ``rollouts="policy"`` (0 for a hand cut off unfinished)."""
         state = world.copy()
         state.apply(action)
-        play_hand(state, self._rollout_move)
+        steps = play_hand(state, self._policy_rollout_move, POLICY_ROLLOUT_STEPS) if self.rollouts == "policy" else 0
+        play_hand(state, self._rollout_move, MAX_HAND_STEPS - steps)
         return hand_rewards(state, self.reward)[0] if state.hand_over else 0.0
 
     def _rollout_move(self, state: State) -> int:
         legal = state.legal_actions()
         return legal[0] if len(legal) == 1 else greedy_action(view_from_state(state), self.rules)
+
+    def _policy_rollout_move(self, state: State) -> int:
+        if state.current_player != 0 or len(state.legal_actions()) == 1:
+            return self._rollout_move(state)
+        return self.policy.act(StateObservation(state, 0))

@@ -4,9 +4,11 @@
 :class:`c8env.agents.expert.ExpertAgent` as one kernel: it deals the hidden cards of
 each sample the way the agent does (same generator, same constraints), plays every
 candidate out with greedy play by everyone (:func:`c8env.vector.agents.greedy_action`)
-and sums the observer's rewards. Given the same generator state it returns the same
-totals as the agent's Python loop, so the agent's decisions do not depend on which
-loop ran (``tests/test_search.py``); only the time does.
+-- or, given a :class:`Network`, with the observer's own moves played by a trained
+policy network (:func:`policy_action`) -- and sums the observer's rewards. Given the
+same generator state it returns the same totals as the agent's Python loop, so the
+agent's decisions do not depend on which loop ran (``tests/test_search.py``); only the
+time does.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import numpy as np
 
 from c8env.actions import NUM_ACTIONS
 from c8env.engine import State
-from c8env.episode import MAX_HAND_STEPS
+from c8env.episode import MAX_HAND_STEPS, POLICY_ROLLOUT_STEPS
+from c8env.observation import OBS_SIZE
 from c8env.rules import RuleSet
 from c8env.vector import agents, kernels, rng, rule_table
 from c8env.vector.jit import jit
@@ -49,6 +52,83 @@ class Work(NamedTuple):
     pool: np.ndarray  # int64[MAX_CARDS] cards not yet dealt
     rest: np.ndarray  # int64[MAX_CARDS]
     mask: np.ndarray  # int8[60] legal actions
+
+
+class Network(NamedTuple):
+    """A policy network (:class:`c8env.agents.PolicyAgent`'s layers) in the kernels' form: every layer
+    ``(in, out)`` (transposed, so each input adds a contiguous row) except the last, ``(actions, in)``, which
+    is evaluated only for legal actions; packed in one array. No layers: no network (greedy rollouts)."""
+
+    weights: np.ndarray  # float32: layer after layer, its weights then its biases
+    shapes: np.ndarray  # int64[L, 2] (out, in) of each layer
+    offsets: np.ndarray  # int64[L] where each layer's weights start (its biases follow them)
+    relu: bool  # the hidden activation: relu (True) or tanh
+    hidden: np.ndarray  # float32[2, widest hidden layer] activations
+    obs: np.ndarray  # float32[OBS_SIZE] the observation of the position
+
+
+def network(layers: Sequence[tuple[np.ndarray, np.ndarray]], activation: str) -> Network:
+    """The kernels' form of ``(weight (out, in), bias)`` layers with ``activation`` ``"tanh"`` or ``"relu"``;
+    no layers: the empty network of greedy rollouts."""
+    parts, shapes, offsets, start = [], [], [], 0
+    for i, (weight, bias) in enumerate(layers):
+        packed = weight if i == len(layers) - 1 else weight.T
+        parts += [np.ascontiguousarray(packed, dtype=np.float32).ravel(), np.asarray(bias, dtype=np.float32)]
+        shapes.append(weight.shape)
+        offsets.append(start)
+        start += weight.size + bias.size
+    widest = max([w.shape[0] for w, _ in layers[:-1]], default=1)
+    return Network(np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32),
+                   np.array(shapes, dtype=np.int64).reshape(-1, 2), np.array(offsets, dtype=np.int64),
+                   activation == "relu", np.zeros((2, widest), dtype=np.float32), np.zeros(OBS_SIZE, dtype=np.float32))
+
+
+@jit
+def policy_action(g: Games, b: int, t: Table, net: Network, mask: np.ndarray) -> int:
+    """The network's masked argmax for seat 0 of row ``b`` (:meth:`c8env.agents.PolicyAgent.act` on the
+    seat's observation, up to float rounding; the lowest action id on ties)."""
+    legal, only = 0, -1
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            legal += 1
+            only = a
+    if legal == 1:
+        return only
+    kernels.encode(g, b, t, 0, net.obs)
+    weights = net.weights
+    x, width = net.obs, net.obs.shape[0]
+    last = net.shapes.shape[0] - 1
+    for layer in range(last):  # slices index from 0: numba then vectorises the row additions
+        out = net.hidden[layer % 2]
+        size, at = net.shapes[layer, 0], net.offsets[layer]
+        bias = weights[at + size * width:at + size * width + size]
+        for j in range(size):
+            out[j] = bias[j]
+        for i in range(width):
+            v = x[i]
+            if v != 0.0:
+                row = weights[at + i * size:at + (i + 1) * size]
+                for j in range(size):
+                    out[j] += v * row[j]
+        if net.relu:
+            for j in range(size):
+                out[j] = max(out[j], np.float32(0.0))
+        else:
+            for j in range(size):
+                out[j] = np.tanh(out[j])
+        x, width = out, size
+    at = net.offsets[last]
+    bias = weights[at + net.shapes[last, 0] * width:]
+    best, best_logit = -1, -np.inf
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            logit = bias[a]
+            row = weights[at + a * width:at + (a + 1) * width]
+            for i in range(width):
+                logit += row[i] * x[i]
+            if logit > best_logit:
+                best, best_logit = a, logit
+    return best
 
 
 @jit
@@ -126,14 +206,20 @@ def deal_hidden(g: Games, b: int, h: Hidden, gen: np.ndarray, w: Work) -> None:
 
 
 @jit
-def rollout(g: Games, b: int, t: Table, action: int, w: Work, s: Scratch) -> float:
-    """Seat 0's reward after ``action`` in row ``b`` and greedy play by everyone to the hand's end
-    (0 for a hand still running after ``MAX_HAND_STEPS`` moves)."""
+def rollout(g: Games, b: int, t: Table, action: int, net: Network, w: Work, s: Scratch) -> float:
+    """Seat 0's reward after ``action`` in row ``b`` and greedy play by everyone to the hand's end, seat 0's
+    first ``POLICY_ROLLOUT_STEPS`` moves played by ``net`` if it has layers (0 for a hand still running after
+    ``MAX_HAND_STEPS`` moves)."""
     kernels.apply(g, b, t, action, s)
     steps = 0
+    policy = net.shapes.shape[0] > 0
     while g.phase[b] != OVER and steps < MAX_HAND_STEPS:
         kernels.legal_mask(g, b, t, w.mask)
-        kernels.apply(g, b, t, agents.greedy_action(g, b, t, w.mask), s)
+        if policy and g.current[b] == 0 and steps < POLICY_ROLLOUT_STEPS:
+            move = policy_action(g, b, t, net, w.mask)
+        else:
+            move = agents.greedy_action(g, b, t, w.mask)
+        kernels.apply(g, b, t, move, s)
         steps += 1
     if g.phase[b] != OVER:
         return 0.0
@@ -143,7 +229,7 @@ def rollout(g: Games, b: int, t: Table, action: int, w: Work, s: Scratch) -> flo
 
 @jit
 def search(g: Games, t: Table, h: Hidden, candidates: np.ndarray, first: int, last: int, gen: np.ndarray,
-           totals: np.ndarray, w: Work, s: Scratch) -> None:
+           totals: np.ndarray, net: Network, w: Work, s: Scratch) -> None:
     """Samples ``first`` to ``last - 1`` of the search: sample 0 plays the public row as dealt, every
     other sample deals the hidden cards anew; ``totals[i]`` sums candidate ``i``'s rollouts."""
     for sample in range(first, last):
@@ -154,7 +240,7 @@ def search(g: Games, t: Table, h: Hidden, candidates: np.ndarray, first: int, la
             deal_hidden(g, _WORLD, h, gen, w)
         for i in range(candidates.shape[0]):
             copy_game(g, world, _ROLLOUT)
-            totals[i] += rollout(g, _ROLLOUT, t, candidates[i], w, s)
+            totals[i] += rollout(g, _ROLLOUT, t, candidates[i], net, w, s)
 
 
 # ----- from Python --------------------------------------------------------------------------------
@@ -213,10 +299,14 @@ def set_generator_words(generator: np.random.Generator, words: np.ndarray) -> No
 
 
 class CompiledSearch:
-    """The search of one agent (its rules, player count and reward), reusable across decisions."""
+    """The search of one agent (its rules, player count and reward), reusable across decisions; with
+    ``rollout_policy`` (:meth:`c8env.agents.PolicyAgent`'s ``layers`` and ``activation`` name) the observer's
+    moves in the rollouts are the network's."""
 
-    def __init__(self, rules: RuleSet, num_players: int, reward: str) -> None:
+    def __init__(self, rules: RuleSet, num_players: int, reward: str,
+                 rollout_policy: tuple[Sequence[tuple[np.ndarray, np.ndarray]], str] | None = None) -> None:
         self.num_players = num_players
+        self.network = network(*(rollout_policy or ((), "tanh")))
         self.table = rule_table(rules, num_players, "hand", reward, MAX_HAND_STEPS)
         self.games = kernels.new_games(3, num_players)
         self.work = Work(np.zeros(MAX_CARDS, dtype=np.int64), np.zeros(MAX_CARDS, dtype=np.int64),
@@ -249,9 +339,9 @@ class CompiledSearch:
         gen = generator_words(generator)
         with np.errstate(over="ignore"):
             search(self.games, self.table, hidden, np.asarray(candidates, dtype=np.int64), first, last, gen,
-                   totals, self.work, self.scratch)
+                   totals, self.network, self.work, self.scratch)
         set_generator_words(generator, gen)
 
 
-__all__ = ["CompiledSearch", "Hidden", "Work", "copy_game", "deal_hidden", "generator_words", "load_state",
-           "rollout", "search", "set_generator_words"]
+__all__ = ["CompiledSearch", "Hidden", "Network", "Work", "copy_game", "deal_hidden", "generator_words", "load_state",
+           "network", "policy_action", "rollout", "search", "set_generator_words"]
