@@ -153,5 +153,5 @@ class Episode:
         return rewards
 
 
-__all__ = ["DEFAULT_MAX_STEPS", "EPISODES", "Episode", "MAX_HAND_STEPS", "POLICY_ROLLOUT_STEPS", "REWARDS", "check_episode_args",
-           "hand_rewards", "play_hand", "read_state"]
+__all__ = ["DEFAULT_MAX_STEPS", "EPISODES", "Episode", "MAX_HAND_STEPS", "POLICY_ROLLOUT_STEPS", "REWARDS",
+           "check_episode_args", "hand_rewards", "play_hand", "read_state"]

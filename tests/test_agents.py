@@ -334,7 +334,8 @@ def test_expert_with_policy_rollouts_searches_the_guided_candidates_and_differs_
     for kept, candidates, action in with_policy:
         assert len(kept) == min(2, len(candidates)) and action in kept
     # the hands diverge after the first differing move: compare the decisions up to there
-    first = next(i for i, (a, b) in enumerate(zip(with_policy, with_greedy, strict=False)) if a[2] != b[2])
+    first = next((i for i, (a, b) in enumerate(zip(with_policy, with_greedy, strict=False)) if a[2] != b[2]), None)
+    assert first is not None, "the network's rollouts changed no decision"
     assert with_policy[:first] == with_greedy[:first] and with_policy[first][0] == with_greedy[first][0]
 
 

@@ -135,11 +135,11 @@ def test_policy_rollouts_compiled_decide_as_the_python_loop(preset, players, pol
 def test_policy_rollouts_hand_the_turns_to_greedy_after_the_step_limit(monkeypatch) -> None:
     """The network plays the searcher's turns of a rollout's first POLICY_ROLLOUT_STEPS moves only (so a
     network that stalls cannot run every rollout to the cut-off); greedy finishes the hand."""
-    calls: list[int] = []
+    calls: list[dict] = []
 
     class Counting(PolicyAgent):
         def act(self, observation: dict) -> int:
-            calls.append(observation["observation"].shape[0])
+            calls.append(observation)
             return super().act(observation)
 
     rules = load_rules("standard")

@@ -306,6 +306,7 @@ class ExpertAgent:
         return legal[0] if len(legal) == 1 else greedy_action(view_from_state(state), self.rules)
 
     def _policy_rollout_move(self, state: State) -> int:
-        if state.current_player != 0 or len(state.legal_actions()) == 1:
+        if state.current_player != 0:
             return self._rollout_move(state)
-        return self.policy.act(StateObservation(state, 0))
+        legal = state.legal_actions()
+        return legal[0] if len(legal) == 1 else self.policy.act(StateObservation(state, 0))
