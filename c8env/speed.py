@@ -8,7 +8,9 @@ benchmark protocols: :mod:`c8env.evaluate`.)
 and, when installed, on Shimmy's OpenSpiel crazy_eights and PettingZoo's
 ``connect_four_v3``, in the same run.
 
-``python -m c8env.speed expert`` times the expert's decisions against greedy.
+``python -m c8env.speed expert`` times the expert's decisions against greedy; with
+``--baseline SPEC`` it times ``--spec`` and the baseline on the same positions and prints
+the ratio (how a guided search's time per move compares with the plain expert's).
 
 ``python -m c8env.speed eval`` times the command ``c8env eval greedy random --deals N``
 on the scalar engine (its default workers) and on the batched engine, each run as its
@@ -34,6 +36,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from typing import Any
+
+import numpy as np
 
 from c8env.argcheck import Parser, int_at_least
 from c8env.engine import State
@@ -224,6 +229,49 @@ def bench_expert(hands: int, spec: str = "expert") -> None:
           f"with a choice ({len(searched)}): mean {1000 * statistics.mean(searched):.1f}")
 
 
+def bench_expert_pair(hands: int, spec: str, baseline: str) -> None:
+    """Time ``spec`` and ``baseline`` on the same positions: ``spec`` plays 2-player hands against greedy, and at
+    each of its decisions with a choice both agents decide (the calls alternate which goes first, so a drift in
+    the machine's speed hits both alike); prints the mean times, their ratio and the median per-position ratio."""
+    from c8env.agents import load
+    from c8env.observation import StateObservation
+
+    times: dict[str, list[float]] = {spec: [], baseline: []}
+
+    def decide(agent: Any, name: str, view: StateObservation) -> int:
+        start = time.perf_counter()
+        action = agent.act(view)
+        times[name].append(time.perf_counter() - start)
+        return action
+
+    def paired(player: Any, other: Any, greedy: Any, seat: int) -> Callable[[State], int]:
+        def choose(state: State) -> int:
+            view = StateObservation(state, state.current_player)
+            if state.current_player != seat:
+                return greedy.act(view)
+            if len(state.legal_actions()) == 1:
+                return player.act(view)
+            if len(times[spec]) % 2:
+                decide(other, baseline, view)
+                return decide(player, spec, view)
+            action = decide(player, spec, view)
+            decide(other, baseline, view)
+            return action
+
+        return choose
+
+    warm = load(baseline, num_players=2, seed=0)  # compile the search kernels before any timing
+    play_hand(State.new(2, "standard", seed=hands), lambda state: warm.act(StateObservation(state, state.current_player)))
+    for hand in range(hands):
+        agents = [load(s, num_players=2, seed=hand) for s in (spec, baseline, "greedy")]
+        play_hand(State.new(2, "standard", seed=hand), paired(*agents, seat=hand % 2))
+    ours, theirs = np.asarray(times[spec]), np.asarray(times[baseline])
+    print(f"{len(ours)} positions with a choice in {hands} hands vs greedy; ms per decision: {spec} mean "
+          f"{1000 * ours.mean():.2f}, median {1000 * np.median(ours):.2f}; {baseline} mean {1000 * theirs.mean():.2f}, "
+          f"median {1000 * np.median(theirs):.2f}; ratio of the means {ours.mean() / theirs.mean():.2f}x, "
+          f"median of the per-position ratios {np.median(ours / theirs):.2f}x")
+
+
 def median_rate(measure: Callable[[int, int, int], float | None], num_players: int, decisions: int) -> float | None:
     rates = [measure(num_players, decisions, run) for run in range(RUNS)]
     return None if rates[0] is None else statistics.median(rates)
@@ -349,6 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("what", choices=["engine", "env", "eval", "expert", "vector", "all"], help="what to benchmark")
     parser.add_argument("--hands", type=int_at_least(1), default=50, help="hands for the expert timing")
     parser.add_argument("--spec", default="expert", help="search agent spec for the expert timing")
+    parser.add_argument("--baseline", default=None,
+                        help="a second agent spec timed on the same positions as --spec (expert timing)")
     parser.add_argument("--decisions", type=int_at_least(1), default=200_000, help="engine decisions per run")
     parser.add_argument("--steps", type=int_at_least(1), default=30_000, help="env steps per run")
     parser.add_argument("--vector-steps", type=int_at_least(1), default=200_000,
@@ -367,6 +417,11 @@ def main(argv: list[str] | None = None) -> None:
             load(args.spec, rules="standard", num_players=2, seed=0)
         except ValueError as err:
             parser.error(f"argument --spec: {err}")
+        try:
+            if args.baseline is not None:
+                load(args.baseline, rules="standard", num_players=2, seed=0)
+        except ValueError as err:
+            parser.error(f"argument --baseline: {err}")
     if args.what in ("engine", "all"):
         bench_engine(args.decisions)
     if args.what in ("env", "all"):
@@ -376,7 +431,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.what in ("eval", "all"):
         bench_eval(args.deals)
     if args.what in ("expert", "all"):
-        bench_expert(args.hands, args.spec)
+        if args.baseline is None:
+            bench_expert(args.hands, args.spec)
+        else:
+            bench_expert_pair(args.hands, args.spec, args.baseline)
 
 
 if __name__ == "__main__":

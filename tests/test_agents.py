@@ -251,6 +251,43 @@ def test_expert_returns_the_only_legal_action_without_searching(monkeypatch):
     assert expert.act(obs) == DRAW
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_expert_keeps_the_mean_results_of_its_last_search(compiled):
+    """``last_search``: the searched candidates and their mean rollout results, the played move the best of
+    them; None after a decision it took without searching."""
+    expert = ExpertAgent(c8env.raw_env(num_players=2).rules, 2, simulations=6, seed=1, compiled=compiled)
+    calls = []
+    search = expert._search
+
+    def spy(*args):
+        calls.append(1)
+        return search(*args)
+
+    expert._search = spy
+    searched = unsearched = 0
+    for hand in range(4):
+        env = c8env.raw_env(num_players=2)
+        env.reset(seed=hand)
+        for _ in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            before = len(calls)
+            action = expert.act(obs)
+            if len(calls) == before:
+                assert expert.last_search is None
+                unsearched += 1
+            else:
+                candidates, values = expert.last_search
+                legal = np.flatnonzero(obs["action_mask"]).tolist()
+                assert len(candidates) == len(values) > 1 and set(candidates) <= set(legal)
+                assert action == candidates[int(np.argmax(values))] and np.all(np.abs(values) <= 1)
+                searched += 1
+            env.step(action)
+    assert searched > 10 and unsearched > 10
+
+
 # ----- the policy-guided expert (expert:policy=...) ---------------------------------------------------
 def _guided_decisions(spec: str, hands: int, seed: int = 0) -> list[tuple[list[int], list[int], int]]:
     """(policy's candidates best first, the expert's candidates before guidance, action) of every

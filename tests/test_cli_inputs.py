@@ -4,6 +4,7 @@ the value and what is allowed; no partial output."""
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -97,11 +98,23 @@ def test_play(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
     (["env", "--steps", "0"], "argument --steps: 0 is invalid; allowed: an int >= 1"),
     (["expert", "--hands", "0"], "argument --hands: 0 is invalid"),
     (["expert", "--spec", "nope"], "argument --spec: unknown agent spec 'nope'"),
+    (["expert", "--baseline", "expert:simulations=0"], "argument --baseline: expert simulations=0 is invalid"),
     (["engines"], "argument what: invalid choice: 'engines'"),
 ])
 def test_speed(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
     line = run_main("c8env.speed", argv, capsys)
     assert line.startswith("c8env speed: error: ") and expected in line, line
+
+
+def test_speed_times_two_searches_on_the_same_positions(capsys: pytest.CaptureFixture[str]) -> None:
+    from c8env.speed import main
+
+    main(["expert", "--hands", "2", "--spec", "expert:simulations=3", "--baseline", "expert:simulations=6"])
+    out = capsys.readouterr().out
+    match = re.fullmatch(r"(\d+) positions with a choice in 2 hands vs greedy; ms per decision: expert:simulations=3 "
+                         r"mean [\d.]+, median [\d.]+; expert:simulations=6 mean [\d.]+, median [\d.]+; ratio of the "
+                         r"means [\d.]+x, median of the per-position ratios [\d.]+x\n", out)
+    assert match and int(match.group(1)) > 5, out
 
 
 def test_unknown_command_is_named(capsys: pytest.CaptureFixture[str]) -> None:

@@ -75,6 +75,10 @@ def test_overrides_are_typed():
     (["seed.x=1"], "config key 'seed' is not a mapping"),
     (["total_steps"], "override 'total_steps' is invalid; write key=value"),
     (["batch_size=100000"], "config key 'batch_size' = 100000 is invalid: should be at most n_steps x n_envs = 4096"),
+    (["pretrain_demos=demos.zip"], "config key 'pretrain_demos' = 'demos.zip' is invalid: should be a path ending in .npz"),
+    (["pretrain_temperature=0"], "config key 'pretrain_temperature' = 0 is invalid: should be greater than 0"),
+    (["pretrain_temperature=0.1"], "config key 'pretrain_temperature' = 0.1 is invalid: soft targets need a searching "
+                                   "demonstrator (pretrain_agent: expert...)"),
 ])
 def test_config_errors_name_the_key(overrides, message):
     with pytest.raises(ValueError) as err:
@@ -235,6 +239,74 @@ def test_linear_lr_learned_in_chunks_equals_one_learn_call():
     for a, b in zip(models[0].policy.parameters(), models[1].policy.parameters(), strict=True):
         assert torch.equal(a, b)
     assert models[1].policy.optimizer.param_groups[0]["lr"] == 0.0  # the last update: 1 - 512 / 512
+
+
+# ----- demonstrations ------------------------------------------------------------------------------
+def test_demonstrations_keep_the_search_results_and_are_saved_reused_and_checked(tmp_path):
+    from training.imitation import demonstrations
+
+    path = tmp_path / "demos.npz"
+    config = config_from_dict({**TINY, "pretrain_agent": "expert:simulations=5", "pretrain_samples": 300,
+                               "pretrain_demos": str(path)})
+    demos, loaded = demonstrations(config, seed=3)
+    assert not loaded and path.is_file() and len(demos) == 300
+    searched = np.isfinite(demos.values)
+    rows = np.flatnonzero(searched.any(1))
+    assert 50 < len(rows) < 300 and not (searched & ~demos.masks).any()  # only legal moves are searched
+    assert (demos.masks[rows].sum(1) > 1).all() and (searched[rows].sum(1) > 1).all()
+    best = np.where(searched, demos.values, -np.inf).argmax(1)
+    assert (best[rows] == demos.actions[rows]).all()  # the expert played its best searched move
+
+    again, loaded = demonstrations(config, seed=3)
+    assert loaded and all(np.array_equal(getattr(demos, k), getattr(again, k), equal_nan=True)
+                          for k in ("obs", "masks", "actions", "returns", "values"))
+    with pytest.raises(ValueError, match=r"recorded with other settings \(differ: pretrain_samples\)"):
+        demonstrations(config.model_copy(update={"pretrain_samples": 301}), seed=3)
+    with pytest.raises(ValueError, match=r"\(differ: seed\)"):
+        demonstrations(config, seed=4)
+
+
+def test_search_targets_are_a_softmax_of_the_searched_results():
+    from training.imitation import Demonstrations, search_targets
+
+    values = np.full((3, 61), np.nan, dtype=np.float32)
+    values[0, [2, 5, 9]] = [0.5, 0.3, -1.0]
+    values[1, [0, 1]] = [0.2, 0.2]
+    demos = Demonstrations(np.zeros((3, 245), np.float32), np.ones((3, 61), bool), np.array([2, 0, 7]),
+                           np.zeros(3, np.float32), values)
+    sharp, flat = search_targets(demos, 0.01), search_targets(demos, 1e6)
+    assert np.allclose(sharp.sum(1), 1) and np.allclose(flat.sum(1), 1)
+    assert sharp[0, 2] > 0.99 and np.allclose(flat[0, [2, 5, 9]], 1 / 3) and flat[0].astype(bool).sum() == 3
+    assert np.allclose(sharp[1, [0, 1]], 0.5)  # a tie stays a tie
+    assert sharp[2, 7] == 1.0 and sharp[2].sum() == 1.0  # not searched: the demonstrated move
+    expected = np.exp(np.array([0.5, 0.3, -1.0]) / 0.2)
+    assert np.allclose(search_targets(demos, 0.2)[0, [2, 5, 9]], expected / expected.sum())
+
+
+def test_soft_targets_train_the_actor_towards_the_search_results(tmp_path):
+    """A clone fitted to nearly flat soft targets keeps probability on every searched move; the clone of the
+    chosen moves on the same decisions puts it on one."""
+    import torch
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from training.envs import make_env
+    from training.imitation import behaviour_clone, masked_logits, record_demonstrations
+    from training.model import build_model
+
+    settings = {**TINY, "pretrain_agent": "expert:simulations=5", "vec_env": "dummy", "n_envs": 2, "n_workers": 1,
+                "batch_size": 128, "pretrain_epochs": 40, "pretrain_lr": 3e-3, "pretrain_batch_size": 64}
+    demos = record_demonstrations(config_from_dict(settings), 400, seed=1)
+    rows = np.isfinite(demos.values).any(1)
+    entropy = {}
+    for temperature in (None, 100.0):
+        config = config_from_dict({**settings, "pretrain_temperature": temperature})
+        model = build_model(config, DummyVecEnv([make_env(config, [])] * 2))
+        behaviour_clone(model, demos, config, seed=2)
+        with torch.no_grad():
+            logits = masked_logits(model.policy, torch.as_tensor(demos.obs[rows]), torch.as_tensor(demos.masks[rows]))
+            p = torch.softmax(logits, 1)
+            entropy[temperature] = float(-(p * torch.log(p.clamp_min(1e-12))).sum(1).mean())
+    assert entropy[100.0] > entropy[None] + 0.2
 
 
 # ----- export --------------------------------------------------------------------------------------

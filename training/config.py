@@ -184,6 +184,12 @@ class TrainConfig(RunConfig, BaseModel):
     """Adam learning rate of the warm start."""
     pretrain_batch_size: int = Field(256, ge=1)
     """Minibatch size of the warm start."""
+    pretrain_temperature: float | None = Field(None, gt=0)
+    """Fit the actor to ``softmax(search results / temperature)`` over the moves the demonstrator (an
+    ``expert``) searched, instead of to its chosen move (null: the chosen move)."""
+    pretrain_demos: str | None = None
+    """An ``.npz`` file for the recorded demonstrations: loaded if it exists (recorded with the same
+    settings, else an error), written after recording if not (null: record, keep nothing)."""
 
     # ----- evaluation and checkpoints ------------------------------------------------------------
     eval_interval: int = Field(100_000, ge=1)
@@ -221,6 +227,14 @@ class TrainConfig(RunConfig, BaseModel):
                                       f"should be at most n_steps x n_envs = {self.n_steps * self.n_envs}"))
         return self
 
+    @model_validator(mode="after")
+    def _check_demos(self) -> TrainConfig:
+        if self.pretrain_demos is not None and not self.pretrain_demos.endswith(".npz"):
+            raise ValueError(_invalid("pretrain_demos", self.pretrain_demos, "should be a path ending in .npz"))
+        if self.pretrain_temperature is not None and not (self.pretrain_agent or "").startswith("expert"):
+            raise ValueError(_invalid("pretrain_temperature", self.pretrain_temperature,
+                                      "soft targets need a searching demonstrator (pretrain_agent: expert...)"))
+        return self
 
 
 # ----- errors ------------------------------------------------------------------------------------

@@ -3,20 +3,27 @@
 :func:`record_demonstrations` plays hands as in training: the demonstrator takes a random
 seat, its opponents come from the configured pool (``self`` opponents are the demonstrator
 itself, as no snapshot exists yet), and every decision of every seat the demonstrator
-plays is recorded with the discounted reward that seat finally got.
-:func:`behaviour_clone` fits a MaskablePPO's actor to the moves and its critic to the returns.
+plays is recorded with the discounted reward that seat finally got and, for a search
+(``expert``), the mean rollout result of each searched move.
+:func:`behaviour_clone` fits a MaskablePPO's actor to the moves (or, with
+``pretrain_temperature``, to a softmax of the search's results) and its critic to the returns.
+:func:`demonstrations` records them, or loads them from ``pretrain_demos`` when an earlier run
+with the same recording settings saved them there.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from c8env.actions import NUM_ACTIONS
 from c8env.agents import load
 from c8env.engine import State
 from c8env.episode import hand_rewards, play_hand
@@ -29,25 +36,44 @@ from training.pool import OpponentPool
 _CHUNK = 20_000  # demonstrations per chunk: each chunk has its own seed, so any worker count records the same
 
 
+_FIELDS = ("obs", "masks", "actions", "returns", "values")
+# the config keys that decide a recording: saved demonstrations are reused only by a config that agrees on all
+RECORDING_KEYS = ("rules", "num_players", "reward", "gamma", "seed", "pretrain_agent", "pretrain_samples",
+                  "opponent_weights", "expert_spec", "pool_per_seat")
+
+
 @dataclass
 class Demonstrations:
-    """Arrays of equal length: float32 observations, bool masks, int64 actions, float32 returns."""
+    """Arrays of equal length: float32 observations, bool masks, int64 actions, float32 returns, and
+    float32 ``values`` (one row of ``NUM_ACTIONS`` per decision: the search's mean result of each
+    searched move, NaN elsewhere and on decisions that were not searched)."""
 
     obs: np.ndarray
     masks: np.ndarray
     actions: np.ndarray
     returns: np.ndarray
+    values: np.ndarray
 
     def __len__(self) -> int:
         return len(self.actions)
 
     @classmethod
     def concat(cls, parts: list[Demonstrations]) -> Demonstrations:
-        return cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in ("obs", "masks", "actions", "returns")))
+        return cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in _FIELDS))
 
 
-def _play_hand(state: State, agents: list[Any], demonstrator: list[bool]) -> list[tuple[int, np.ndarray, np.ndarray, int]]:
-    """Play the hand of ``state``; the ``(seat, observation, mask, action)`` of each demonstrator decision."""
+def _search_values(agent: Any) -> np.ndarray:
+    """The mean result of each move ``agent`` searched for its last decision (NaN where none)."""
+    values = np.full(NUM_ACTIONS, np.nan, dtype=np.float32)
+    searched = getattr(agent, "last_search", None)
+    if searched is not None:
+        values[searched[0]] = searched[1]
+    return values
+
+
+def _play_hand(state: State, agents: list[Any],
+               demonstrator: list[bool]) -> list[tuple[int, np.ndarray, np.ndarray, int, np.ndarray]]:
+    """Play the hand of ``state``; the ``(seat, observation, mask, action, values)`` of each demonstrator decision."""
     decisions = []
 
     def choose(state: State) -> int:
@@ -55,7 +81,8 @@ def _play_hand(state: State, agents: list[Any], demonstrator: list[bool]) -> lis
         view = StateObservation(state, seat)
         action = agents[seat].act(view)
         if demonstrator[seat]:
-            decisions.append((seat, view["observation"], view["action_mask"].astype(bool), action))
+            decisions.append((seat, view["observation"], view["action_mask"].astype(bool), action,
+                              _search_values(agents[seat])))
         return action
 
     play_hand(state, choose)
@@ -69,7 +96,7 @@ def _record(config: TrainConfig, samples: int, seed: int) -> Demonstrations:
     spec = config.pretrain_agent
     rng = np.random.default_rng(seed)
     pool = OpponentPool(config.opponent_weights, n, config.expert_spec, config.pool_per_seat, snapshots=[spec])
-    obs, masks, actions, returns = [], [], [], []
+    obs, masks, actions, returns, values = [], [], [], [], []
     while len(actions) < samples:
         learner = int(rng.integers(n))
         specs = [spec] * n
@@ -85,14 +112,15 @@ def _record(config: TrainConfig, samples: int, seed: int) -> Demonstrations:
             seat = decisions[i][0]
             hand_returns[i] = final[seat] * config.gamma ** later[seat]
             later[seat] += 1
-        for (_, observation, mask, action), value in zip(decisions, hand_returns, strict=True):
+        for (_, observation, mask, action, searched), value in zip(decisions, hand_returns, strict=True):
             obs.append(observation)
             masks.append(mask)
             actions.append(action)
             returns.append(value)
+            values.append(searched)
     return Demonstrations(np.stack(obs)[:samples], np.stack(masks)[:samples],
                           np.asarray(actions[:samples], dtype=np.int64),
-                          np.asarray(returns[:samples], dtype=np.float32))
+                          np.asarray(returns[:samples], dtype=np.float32), np.stack(values)[:samples])
 
 
 def record_demonstrations(config: TrainConfig, samples: int, seed: int, workers: int = 1) -> Demonstrations:
@@ -110,6 +138,35 @@ def record_demonstrations(config: TrainConfig, samples: int, seed: int, workers:
     return Demonstrations.concat(parts)
 
 
+def _recording(config: TrainConfig) -> dict[str, Any]:
+    return {key: getattr(config, key) for key in RECORDING_KEYS}
+
+
+def demonstrations(config: TrainConfig, seed: int, workers: int = 1) -> tuple[Demonstrations, bool]:
+    """The warm start's demonstrations, and whether they were loaded from ``config.pretrain_demos``.
+
+    With ``pretrain_demos`` set, an existing file is loaded (``ValueError`` if it was recorded
+    with other settings, :data:`RECORDING_KEYS`), and a missing one is written after recording."""
+    path = Path(config.pretrain_demos) if config.pretrain_demos else None
+    if path is not None and path.is_file():
+        with np.load(path) as saved:
+            recorded_with = json.loads(str(saved["recording"]))
+            if recorded_with != json.loads(json.dumps(_recording(config))) or int(saved["seed"]) != seed:
+                differ = sorted(k for k in RECORDING_KEYS if recorded_with.get(k) != _recording(config)[k])
+                raise ValueError(f"pretrain_demos {path} was recorded with other settings (differ: "
+                                 f"{', '.join(differ) or 'seed'}); delete it or point pretrain_demos elsewhere")
+            return Demonstrations(*(saved[k] for k in _FIELDS)), True
+    demos = record_demonstrations(config, config.pretrain_samples, seed, workers)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".part")
+        with partial.open("wb") as file:
+            np.savez(file, recording=json.dumps(_recording(config)), seed=seed,
+                     **{k: getattr(demos, k) for k in _FIELDS})
+        partial.replace(path)
+    return demos, False
+
+
 # ----- behaviour cloning ------------------------------------------------------------------------------
 def masked_logits(policy: Any, obs: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
     """The actor's logits with illegal actions at -inf."""
@@ -118,14 +175,31 @@ def masked_logits(policy: Any, obs: torch.Tensor, masks: torch.Tensor) -> torch.
     return logits.masked_fill(~masks, float("-inf"))
 
 
+def search_targets(demos: Demonstrations, temperature: float) -> np.ndarray:
+    """Per decision, the target distribution over actions: ``softmax(values / temperature)`` over the
+    searched moves where the demonstrator searched, else all on the demonstrated action."""
+    searched = np.isfinite(demos.values)
+    scaled = np.where(searched, demos.values / temperature, -np.inf)
+    rows = searched.any(1)
+    targets = np.zeros(demos.values.shape, dtype=np.float32)
+    top = scaled[rows].max(1, keepdims=True)
+    weights = np.exp(scaled[rows] - top)
+    targets[rows] = weights / weights.sum(1, keepdims=True)
+    plain = np.flatnonzero(~rows)
+    targets[plain, demos.actions[plain]] = 1.0
+    return targets
+
+
 def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed: int) -> dict[str, float]:
     """Fit the actor to the demonstrated actions and the critic to their returns, with Adam.
 
     The actor's loss is the cross-entropy of its masked logits against the demonstrated
-    action smoothed by ``config.pretrain_smoothing`` over the legal actions (so the
-    cloned policy keeps some probability on the alternatives for PPO to explore); the
-    critic's is the squared error to the discounted returns. Returns the held-out
-    accuracy (on decisions with a choice), the mean entropy there, and the last losses.
+    action -- or, with ``config.pretrain_temperature``, against :func:`search_targets` --
+    smoothed by ``config.pretrain_smoothing`` over the legal actions (so the cloned policy
+    keeps some probability on the alternatives for PPO to explore); the critic's is the
+    squared error to the discounted returns. Returns the held-out accuracy (agreement with
+    the demonstrated action on decisions with a choice), the mean entropy there, and the
+    last losses.
     """
     policy = model.policy
     rng = np.random.default_rng(seed)
@@ -135,6 +209,8 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
     held = order[: max(1, len(order) // 20)]
     train = order[len(held):]
     smoothing = config.pretrain_smoothing
+    soft = None if config.pretrain_temperature is None else torch.as_tensor(
+        search_targets(demos, config.pretrain_temperature))
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.pretrain_lr)
     policy.set_training_mode(True)
     policy_loss = value_loss = float("nan")
@@ -147,7 +223,10 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
             legal = masks[batch]
             log_p = torch.log_softmax(policy.action_net(latent_pi).masked_fill(~legal, float("-inf")), dim=1)
             log_p = log_p.masked_fill(~legal, 0.0)
-            chosen = log_p.gather(1, actions[batch, None]).squeeze(1)
+            if soft is None:
+                chosen = log_p.gather(1, actions[batch, None]).squeeze(1)
+            else:
+                chosen = (soft[batch] * log_p).sum(1)
             spread = log_p.sum(1) / legal.sum(1)
             p_loss = -((1 - smoothing) * chosen + smoothing * spread).mean()
             v_loss = torch.nn.functional.mse_loss(policy.value_net(latent_vf).flatten(), returns[batch])
@@ -169,4 +248,5 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
             "samples": float(len(demos))}
 
 
-__all__ = ["Demonstrations", "behaviour_clone", "masked_logits", "record_demonstrations"]
+__all__ = ["RECORDING_KEYS", "Demonstrations", "behaviour_clone", "demonstrations", "masked_logits",
+           "record_demonstrations", "search_targets"]

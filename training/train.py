@@ -66,7 +66,7 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
     from sb3_contrib import MaskablePPO
 
     from training.callback import Recorder, make_logger
-    from training.imitation import behaviour_clone, record_demonstrations
+    from training.imitation import behaviour_clone, demonstrations
     from training.model import build_model
     from training.vec import make_vec_env
 
@@ -108,8 +108,7 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
             # 3. warm start: behaviour cloning of pretrain_agent's decisions
             if config.pretrain_agent and config.pretrain_samples > 0:
                 clock = time.perf_counter()
-                demos = record_demonstrations(config, config.pretrain_samples, derive_seed(config.seed, 7, bits=31),
-                                              workers=config.eval_workers)
+                demos, loaded = demonstrations(config, derive_seed(config.seed, 7, bits=31), workers=config.eval_workers)
                 recorded = time.perf_counter() - clock
                 metrics = behaviour_clone(model, demos, config, derive_seed(config.seed, 8, bits=31))
                 cloned = time.perf_counter() - clock - recorded
@@ -117,7 +116,8 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
                     logger.record(f"pretrain/{key}", value)
                 logger.record("time/total_timesteps", 0, exclude="tensorboard")
                 logger.dump(0)
-                say(f"warm start: {len(demos):,} {config.pretrain_agent} decisions recorded in {recorded:.0f} s, "
+                source = f"loaded from {config.pretrain_demos}" if loaded else f"recorded in {recorded:.0f} s"
+                say(f"warm start: {len(demos):,} {config.pretrain_agent} decisions {source}, "
                     f"cloned in {cloned:.0f} s; held-out accuracy "
                     f"{metrics['accuracy']:.1%}, entropy {metrics['entropy']:.2f} nats, value MSE "
                     f"{metrics['value_loss']:.3f}")
