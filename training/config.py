@@ -189,7 +189,8 @@ class TrainConfig(RunConfig, BaseModel):
     ``expert``) searched, instead of to its chosen move (null: the chosen move)."""
     pretrain_demos: str | None = None
     """An ``.npz`` file for the recorded demonstrations: loaded if it exists (recorded with the same
-    settings, else an error), written after recording if not (null: record, keep nothing)."""
+    settings, else an error), written after recording if not (null: record, keep nothing). The file
+    does not know the code that recorded it: delete it after changing an agent."""
 
     # ----- evaluation and checkpoints ------------------------------------------------------------
     eval_interval: int = Field(100_000, ge=1)
