@@ -410,18 +410,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.what in ("expert", "all"):  # a bad --spec ends the command before any timing
-        try:
-            from c8env.agents import load
+    if args.what in ("expert", "all"):  # a bad --spec or --baseline ends the command before any timing
+        from c8env.agents import load
 
-            load(args.spec, rules="standard", num_players=2, seed=0)
-        except ValueError as err:
-            parser.error(f"argument --spec: {err}")
-        try:
-            if args.baseline is not None:
-                load(args.baseline, rules="standard", num_players=2, seed=0)
-        except ValueError as err:
-            parser.error(f"argument --baseline: {err}")
+        for flag, spec in (("--spec", args.spec), ("--baseline", args.baseline)):
+            try:
+                if spec is not None:
+                    load(spec, rules="standard", num_players=2, seed=0)
+            except ValueError as err:
+                parser.error(f"argument {flag}: {err}")
     if args.what in ("engine", "all"):
         bench_engine(args.decisions)
     if args.what in ("env", "all"):

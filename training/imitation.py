@@ -151,8 +151,9 @@ def demonstrations(config: TrainConfig, seed: int, workers: int = 1) -> tuple[De
     if path is not None and path.is_file():
         with np.load(path) as saved:
             recorded_with = json.loads(str(saved["recording"]))
-            if recorded_with != json.loads(json.dumps(_recording(config))) or int(saved["seed"]) != seed:
-                differ = sorted(k for k in RECORDING_KEYS if recorded_with.get(k) != _recording(config)[k])
+            wanted = json.loads(json.dumps(_recording(config)))  # as the file holds it (tuples as lists)
+            if recorded_with != wanted or int(saved["seed"]) != seed:
+                differ = sorted(k for k in RECORDING_KEYS if recorded_with.get(k) != wanted[k])
                 raise ValueError(f"pretrain_demos {path} was recorded with other settings (differ: "
                                  f"{', '.join(differ) or 'seed'}); delete it or point pretrain_demos elsewhere")
             return Demonstrations(*(saved[k] for k in _FIELDS)), True

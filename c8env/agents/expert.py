@@ -190,8 +190,9 @@ class ExpertAgent:
             samples = self._compiled_search(public, unseen, sizes, requirements, candidates, totals, deadline)
         else:
             samples = self._python_search(public, unseen, sizes, requirements, candidates, totals, deadline)
-        self.last_search = (candidates, totals / samples)
-        return candidates[int(np.argmax(totals / samples + bonus))]
+        means = totals / samples
+        self.last_search = (candidates, means)
+        return candidates[int(np.argmax(means + bonus))]
 
     def _python_search(self, public: State, unseen: list[int], sizes: list[int], requirements: dict,
                        candidates: list[int], totals: np.ndarray, deadline: float | None) -> int:
