@@ -76,6 +76,8 @@ def test_overrides_are_typed():
     (["total_steps"], "override 'total_steps' is invalid; write key=value"),
     (["batch_size=100000"], "config key 'batch_size' = 100000 is invalid: should be at most n_steps x n_envs = 4096"),
     (["pretrain_demos=demos.zip"], "config key 'pretrain_demos' = 'demos.zip' is invalid: should be a path ending in .npz"),
+    (["pretrain_lr_schedule=linear"], "config key 'pretrain_lr_schedule' = 'linear' is invalid: should be 'constant' "
+                                      "or 'cosine'"),
     (["pretrain_temperature=0"], "config key 'pretrain_temperature' = 0 is invalid: should be greater than 0"),
     (["pretrain_temperature=0.1"], "config key 'pretrain_temperature' = 0.1 is invalid: soft targets need a searching "
                                    "demonstrator (pretrain_agent: expert...)"),
@@ -309,6 +311,29 @@ def test_soft_targets_train_the_actor_towards_the_search_results(tmp_path):
     assert entropy[100.0] > entropy[None] + 0.2
 
 
+def test_cosine_schedule_decays_the_warm_start_to_zero():
+    """The cosine schedule starts at the full rate, halves it midway and ends near 0; constant stays at 1;
+    the two schedules fit different weights from the same demonstrations and seed."""
+    import torch
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from training.envs import make_env
+    from training.imitation import behaviour_clone, lr_factor, record_demonstrations
+    from training.model import build_model
+
+    assert [lr_factor("cosine", k, 10) for k in (0, 5)] == [1.0, 0.5] and lr_factor("cosine", 9, 10) < 0.03
+    assert {lr_factor("constant", k, 10) for k in range(10)} == {1.0}
+    settings = {**TINY, "vec_env": "dummy", "n_envs": 2, "n_workers": 1, "batch_size": 128, "pretrain_epochs": 3}
+    demos = record_demonstrations(config_from_dict(settings), 600, seed=1)
+    weights = {}
+    for schedule in ("constant", "cosine"):
+        config = config_from_dict({**settings, "pretrain_lr_schedule": schedule})
+        model = build_model(config, DummyVecEnv([make_env(config, [])] * 2))
+        behaviour_clone(model, demos, config, seed=2)
+        weights[schedule] = torch.cat([p.detach().flatten() for p in model.policy.parameters()])
+    assert not torch.allclose(weights["constant"], weights["cosine"])
+
+
 # ----- export --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
 def test_exported_policy_matches_the_sb3_model(tmp_path, activation):
@@ -467,6 +492,22 @@ def test_plot_draws_a_run_and_rejects_what_is_not_one(tmp_path):
     (run / "evals.jsonl").write_text('{"step": 1}\n')
     with pytest.raises(ValueError, match="line 1 is not an evaluation record"):
         read_evals(run)
+
+
+def test_plot_draws_the_expert_iteration_csv_and_rejects_other_csvs(tmp_path):
+    from training.plot import ITERATION_COLUMNS, read_iteration
+    from training.plot import main as plot_main
+
+    rows = [(1, "a", "t", "hard", 20, 0.58, 0.57, 0.59, 1000, 0.5, 0.48, 0.52, 500),
+            (2, "b", "t", "soft", 40, 0.61, 0.60, 0.62, 1000, 0.52, 0.50, 0.54, 500)]
+    table = tmp_path / "steps.csv"
+    table.write_text(",".join(ITERATION_COLUMNS) + "\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
+    assert [r["fit"] for r in read_iteration(table)] == ["hard", "soft"]
+    plot_main([str(table)])
+    assert (tmp_path / "steps.png").read_bytes()[:4] == b"\x89PNG"
+    (tmp_path / "other.csv").write_text("step,network\n1,a\n")
+    with pytest.raises(ValueError, match=r"not an expert-iteration CSV: no rows or no column\(s\) \['teacher'"):
+        read_iteration(tmp_path / "other.csv")
 
 
 def test_same_seed_same_policy(tmp_path, processes):

@@ -182,6 +182,9 @@ class TrainConfig(RunConfig, BaseModel):
     """Label smoothing of the imitation target over the legal actions (keeps exploration for PPO)."""
     pretrain_lr: float = Field(1e-3, gt=0)
     """Adam learning rate of the warm start."""
+    pretrain_lr_schedule: Literal["constant", "cosine"] = "constant"
+    """The warm start's learning rate over its minibatches: constant, or a cosine decay to 0
+    (the last weights then settle instead of jittering at the full rate)."""
     pretrain_batch_size: int = Field(256, ge=1)
     """Minibatch size of the warm start."""
     pretrain_temperature: float | None = Field(None, gt=0)

@@ -191,8 +191,14 @@ def search_targets(demos: Demonstrations, temperature: float) -> np.ndarray:
     return targets
 
 
+def lr_factor(schedule: str, update: int, updates: int) -> float:
+    """The fraction of ``pretrain_lr`` used by minibatch ``update`` of ``updates``: 1, or a cosine from 1 to 0."""
+    return 1.0 if schedule == "constant" else 0.5 * (1.0 + float(np.cos(np.pi * update / updates)))
+
+
 def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed: int) -> dict[str, float]:
-    """Fit the actor to the demonstrated actions and the critic to their returns, with Adam.
+    """Fit the actor to the demonstrated actions and the critic to their returns, with Adam
+    (its learning rate following ``config.pretrain_lr_schedule``, :func:`lr_factor`).
 
     The actor's loss is the cross-entropy of its masked logits against the demonstrated
     action -- or, with ``config.pretrain_temperature``, against :func:`search_targets` --
@@ -213,6 +219,9 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
     soft = None if config.pretrain_temperature is None else torch.as_tensor(
         search_targets(demos, config.pretrain_temperature))
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.pretrain_lr)
+    updates = config.pretrain_epochs * -(-len(train) // config.pretrain_batch_size)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: lr_factor(config.pretrain_lr_schedule, step, updates))
     policy.set_training_mode(True)
     policy_loss = value_loss = float("nan")
     for _ in range(config.pretrain_epochs):
@@ -236,6 +245,7 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm)
             optimizer.step()
+            schedule.step()
             policy_loss, value_loss = p_loss.item(), v_loss.item()
     policy.set_training_mode(False)
     with torch.no_grad():
@@ -249,5 +259,5 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
             "samples": float(len(demos))}
 
 
-__all__ = ["RECORDING_KEYS", "Demonstrations", "behaviour_clone", "demonstrations", "masked_logits",
+__all__ = ["RECORDING_KEYS", "Demonstrations", "behaviour_clone", "demonstrations", "lr_factor", "masked_logits",
            "record_demonstrations", "search_targets"]

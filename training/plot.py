@@ -1,5 +1,9 @@
 """Learning curves of a run: ``python -m training.plot runs/<name>-s<seed> [--out curves.png]``.
 
+Given a ``.csv`` of expert-iteration steps instead (``docs/expert-iteration-2p.csv``), it draws
+their win rates against greedy and the expert, per step and against wall-clock minutes, one line
+per way of fitting the clones, with the 2-player targets (:func:`plot_iteration`).
+
 Reads the run's ``evals.jsonl`` (the periodic evaluations) and draws, per evaluation opponent,
 the win rate against training steps with its 95% interval as a band and the fair share as a
 dashed line; the trainer's best evaluation (``best.json``, the one behind ``best.npz``) is marked, and
@@ -12,6 +16,7 @@ directory at the end of every run.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -79,10 +84,65 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
     return out
 
 
+# the 2-player targets for a network alone: the lower bound of the 95% interval against each opponent
+TARGETS = {"greedy": (0.60, "lower bound at least 60%"), "expert": (0.50, "lower bound above 50%")}
+ITERATION_COLUMNS = ("step", "network", "teacher", "fit", "minutes", "vs_greedy", "vs_greedy_low", "vs_greedy_high",
+                     "greedy_hands", "vs_expert", "vs_expert_low", "vs_expert_high", "expert_hands")
+
+
+def read_iteration(path: Path) -> list[dict[str, str]]:
+    """The rows of an expert-iteration CSV (:data:`ITERATION_COLUMNS`); ``ValueError`` names missing columns."""
+    with Path(path).open(newline="") as file:
+        rows = list(csv.DictReader(file))
+    missing = [c for c in ITERATION_COLUMNS if not rows or c not in rows[0]]
+    if missing:
+        raise ValueError(f"{str(path)!r} is not an expert-iteration CSV: no rows or no column(s) {missing}")
+    return rows
+
+
+def plot_iteration(path: str | Path, out: str | Path | None = None) -> Path:
+    """Write the expert-iteration PNG of a CSV (default: the CSV's path with ``.png``); return its path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    rows = read_iteration(path)
+    out = Path(out) if out else path.with_suffix(".png")
+    fits = list(dict.fromkeys(r["fit"] for r in rows))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
+    for ax, key, label in ((axes[0], "step", "expert-iteration step"),
+                           (axes[1], "minutes", "wall-clock minutes (recording + fitting, 2 shared cores)")):
+        for opponent, color in (("greedy", "tab:blue"), ("expert", "tab:red")):
+            for fit, marker in zip(fits, "os^D", strict=False):
+                part = [r for r in rows if r["fit"] == fit]
+                xs = [float(r[key]) for r in part]
+                ys = [100 * float(r[f"vs_{opponent}"]) for r in part]
+                errors = [[y - 100 * float(r[f"vs_{opponent}_low"]) for y, r in zip(ys, part, strict=True)],
+                          [100 * float(r[f"vs_{opponent}_high"]) - y for y, r in zip(ys, part, strict=True)]]
+                ax.errorbar(xs, ys, yerr=errors, marker=marker, capsize=4, color=color,
+                            linestyle="-" if fit == fits[-1] else "--", label=f"vs {opponent}, {fit}")
+            target, words = TARGETS[opponent]
+            ax.axhline(100 * target, color=color, linestyle=":", linewidth=1, label=f"target vs {opponent}: {words}")
+        ax.set_xlabel(label)
+        ax.set_ylabel("win rate on fresh deals, 95% interval (%)")
+        ax.grid(alpha=0.3)
+        if key == "step":
+            ax.set_xticks(sorted({int(float(r["step"])) for r in rows}))
+    axes[0].legend(fontsize=7, loc="lower right")
+    fig.suptitle("Expert iteration, 2 players: each step clones the search guided by the previous step's network")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m training.plot", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run_dir", help="a run directory (runs/<name>-s<seed>)")
-    parser.add_argument("--out", type=lambda text: str(new_file(".png")(text)), help="PNG path (default: RUN_DIR/curves.png)")
+    parser.add_argument("run_dir", help="a run directory (runs/<name>-s<seed>), or an expert-iteration .csv")
+    parser.add_argument("--out", type=lambda text: str(new_file(".png")(text)),
+                        help="PNG path (default: RUN_DIR/curves.png, or the CSV's path with .png)")
     return parser
 
 
@@ -90,7 +150,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        print(plot_run(args.run_dir, args.out))
+        plot = plot_iteration if args.run_dir.endswith(".csv") else plot_run
+        print(plot(args.run_dir, args.out))
     except ValueError as err:
         parser.fail(err)
 
