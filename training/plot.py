@@ -130,7 +130,7 @@ def plot_iteration(path: str | Path, out: str | Path | None = None) -> Path:
         ax.grid(alpha=0.3)
         if key == "step":
             ax.set_xticks(sorted({int(float(r["step"])) for r in rows}))
-    axes[0].legend(fontsize=7, loc="lower right")
+    axes[0].legend(fontsize=7, loc="center")  # the band between the two opponents' curves
     fig.suptitle("Expert iteration, 2 players: each step clones the search guided by the previous step's network")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
