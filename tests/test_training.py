@@ -508,6 +508,8 @@ def test_plot_draws_the_expert_iteration_csv_and_rejects_other_csvs(tmp_path):
     (tmp_path / "other.csv").write_text("step,network\n1,a\n")
     with pytest.raises(ValueError, match=r"not an expert-iteration CSV: no rows or no column\(s\) \['teacher'"):
         read_iteration(tmp_path / "other.csv")
+    with pytest.raises(ValueError, match="does not exist"):
+        read_iteration(tmp_path / "missing.csv")
 
 
 def test_same_seed_same_policy(tmp_path, processes):

@@ -90,8 +90,11 @@ ITERATION_COLUMNS = ("step", "network", "teacher", "fit", "minutes", "vs_greedy"
                      "greedy_hands", "vs_expert", "vs_expert_low", "vs_expert_high", "expert_hands")
 
 
-def read_iteration(path: Path) -> list[dict[str, str]]:
-    """The rows of an expert-iteration CSV (:data:`ITERATION_COLUMNS`); ``ValueError`` names missing columns."""
+def read_iteration(path: str | Path) -> list[dict[str, str]]:
+    """The rows of an expert-iteration CSV (:data:`ITERATION_COLUMNS`); ``ValueError`` if there is no such
+    file or it lacks columns (named)."""
+    if not Path(path).is_file():
+        raise ValueError(f"{str(path)!r} does not exist")
     with Path(path).open(newline="") as file:
         rows = list(csv.DictReader(file))
     missing = [c for c in ITERATION_COLUMNS if not rows or c not in rows[0]]
@@ -115,7 +118,8 @@ def plot_iteration(path: str | Path, out: str | Path | None = None) -> Path:
     for ax, key, label in ((axes[0], "step", "expert-iteration step"),
                            (axes[1], "minutes", "wall-clock minutes (recording + fitting, 2 shared cores)")):
         for opponent, color in (("greedy", "tab:blue"), ("expert", "tab:red")):
-            for fit, marker in zip(fits, "os^D", strict=False):
+            for number, fit in enumerate(fits):
+                marker = "os^Dv"[number % 5]
                 part = [r for r in rows if r["fit"] == fit]
                 xs = [float(r[key]) for r in part]
                 ys = [100 * float(r[f"vs_{opponent}"]) for r in part]
