@@ -93,9 +93,10 @@ ITERATION_COLUMNS = ("step", "network", "teacher", "fit", "minutes", "vs_greedy"
 def read_iteration(path: str | Path) -> list[dict[str, str]]:
     """The rows of an expert-iteration CSV (:data:`ITERATION_COLUMNS`); ``ValueError`` if there is no such
     file or it lacks columns (named)."""
-    if not Path(path).is_file():
+    path = Path(path)
+    if not path.is_file():
         raise ValueError(f"{str(path)!r} does not exist")
-    with Path(path).open(newline="") as file:
+    with path.open(newline="") as file:
         rows = list(csv.DictReader(file))
     missing = [c for c in ITERATION_COLUMNS if not rows or c not in rows[0]]
     if missing:
