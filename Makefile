@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml
 setup: $(VENV)/.installed
 
 demo: setup
-	$(PY) -m c8env.demo --players 2 --rules standard --seed 7
+	$(PY) -m c8env.tools.demo --players 2 --rules standard --seed 7
 
 test: setup
 	$(PY) -m pytest -q -n 2
@@ -22,7 +22,10 @@ train: setup
 	$(PY) -m training.train --config configs/train/default.yaml
 
 speed: setup
-	$(PY) -m c8env.speed engine
+	$(PY) -m c8env.tools.speed engine
 
 lint: setup
 	$(VENV)/bin/ruff check c8env training tests
+
+golden: setup
+	$(PY) tests/golden/generate.py

@@ -690,14 +690,6 @@ class State:
         entropy = _entropy(seed)
         return _StateReader(data, rules).build(entropy)
 
-    def __call__(self) -> np.ndarray:
-        """The global state vector (:func:`c8env.observation.encode_global_state`). A state is callable
-        so that a PettingZoo env's ``state`` attribute can be this engine state and ``env.state()`` still
-        return the global observation PettingZoo documents."""
-        from c8env.observation import encode_global_state  # the codec builds on the engine
-
-        return encode_global_state(self)
-
     def __repr__(self) -> str:
         top = card_text(self.discard[-1]) if self.discard else "-"
         return (

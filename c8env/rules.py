@@ -1,9 +1,8 @@
 """The rule set: one frozen, validated dataclass, and the presets that fill it.
 
-Field names and meanings: ``docs/rules.md`` ("Every RuleSet field"). Presets live as YAML files (``configs/rules/``
-in the repository, shipped inside the package as ``c8env/presets/``); a YAML file
-or a dict may name ``preset:`` and override fields, an overriding field replacing
-the preset's value whole (maps included).
+Field names and meanings: ``docs/rules.md`` ("Every RuleSet field"). Presets live as YAML
+files inside the package (``c8env/presets/``); a YAML file or a dict may name ``preset:``
+and override fields, an overriding field replacing the preset's value whole (maps included).
 """
 
 from __future__ import annotations
@@ -31,8 +30,7 @@ from c8env.cards import (
     rank_of,
 )
 
-_PACKAGE_PRESETS = Path(__file__).parent / "presets"
-_REPO_PRESETS = Path(__file__).parent.parent / "configs" / "rules"
+PRESETS_DIR = Path(__file__).parent / "presets"
 
 
 
@@ -50,14 +48,9 @@ _EFFECT_NAMES = {"skip": Effect.SKIP, "reverse": Effect.REVERSE, "any_next": Eff
 _EFFECT_HELP = "'skip', 'reverse', 'any_next' or {draw: N} with N >= 1"
 
 
-def presets_dir() -> Path:
-    """Folder holding the preset YAML files (inside the installed package, or the repository)."""
-    return _PACKAGE_PRESETS if _PACKAGE_PRESETS.is_dir() else _REPO_PRESETS
-
-
 def preset_names() -> list[str]:
     """Names of the shipped presets, sorted."""
-    return sorted(p.stem for p in presets_dir().glob("*.yaml"))
+    return sorted(p.stem for p in PRESETS_DIR.glob("*.yaml"))
 
 
 def _is_int(value: Any) -> bool:
@@ -381,7 +374,7 @@ def _preset_fields(name: Any) -> dict[str, Any]:
     names = preset_names()
     if not isinstance(name, str) or name not in names:
         raise ValueError(f"unknown rules preset {name!r}; allowed: {', '.join(names)} (see {RULES_DOC})")
-    data = yaml.safe_load((presets_dir() / f"{name}.yaml").read_text()) or {}
+    data = yaml.safe_load((PRESETS_DIR / f"{name}.yaml").read_text()) or {}
     if "preset" in data:
         raise ValueError(f"preset file {name}.yaml may not itself name a preset")
     return data

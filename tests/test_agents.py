@@ -59,7 +59,7 @@ def play_hand(agents, rules, seed, max_steps=MAX_STEPS):
         )
         actions.append(action)
         env.step(action)
-    assert env.state.hand_over != truncated
+    assert env.game.hand_over != truncated
     return actions, env, truncated
 
 
@@ -81,7 +81,7 @@ def test_expert_plays_legal_moves(preset):
     agents = [load("expert:simulations=5", rules=preset, num_players=n, seed=1)]
     agents += [load("greedy", rules=preset, num_players=n) for _ in range(n - 1)]
     _, env, truncated = play_hand(agents, preset, seed=PRESETS.index(preset))
-    assert env.state.hand_over and not truncated
+    assert env.game.hand_over and not truncated
 
 
 def test_load_returns_the_right_classes(policy_path):
@@ -139,7 +139,7 @@ SHIPPED = [("ppo-standard-2p", 2, "standard", 0.85), ("ppo-standard-4p", 4, "sta
 @pytest.mark.parametrize("name, players, rules, floor", SHIPPED)
 def test_shipped_policy_was_trained_for_its_table_and_beats_random(name, players, rules, floor):
     """The file's metadata names its player count and rules; it wins far more than its fair share vs random."""
-    from c8env.evaluate import evaluate
+    from c8env.tools.evaluation import evaluate
 
     agent = load(name, rules=rules, num_players=players)
     assert agent.meta["num_players"] == players
@@ -155,7 +155,7 @@ def test_shipped_policy_finishes_its_hands(name, players, rules, opponent):
     cut off at 10,000 moves. Four greedy players stall on their own (four eights passed round a table whose
     stock and discard pile hold two cards each, each declaring a suit the next player cannot follow), so at
     4 players the policy with greedy opponents may be cut off no more often than the greedy table alone."""
-    from c8env.evaluate import evaluate
+    from c8env.tools.evaluation import evaluate
 
     table = evaluate([name] + [opponent] * (players - 1), players, rules, deals=1000, seed=11, engine="batched")
     limit = table.hands // 1000
@@ -229,7 +229,7 @@ def test_greedy_beats_random():
         if greedy_seat == 1:
             agents.reverse()
         _, env, _ = play_hand(agents, rules, seed=1_000 + game)
-        wins += env.state.winner == greedy_seat
+        wins += env.game.winner == greedy_seat
     assert wins >= 0.8 * hands, f"greedy won {wins} of {hands}"
 
 

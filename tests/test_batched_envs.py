@@ -1,4 +1,4 @@
-"""The batched Gymnasium vector envs (``c8env.batched_envs``) against the scalar ``SingleAgentEnv`` and the engine."""
+"""The batched Gymnasium vector envs (``c8env.envs.vector_envs``) against the scalar ``SingleAgentEnv`` and the engine."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from c8env import IllegalActionError, State
 from c8env.agents import GreedyAgent, RandomAgent
-from c8env.batched_envs import LEARNER_ID, SELF_PLAY_ID, LearnerVectorEnv, SelfPlayVectorEnv
-from c8env.batched_learner import LearnerGames
+from c8env.envs.learner_games import LearnerGames
+from c8env.envs.single_agent import SingleAgentEnv
+from c8env.envs.vector_envs import LEARNER_ID, SELF_PLAY_ID, LearnerVectorEnv, SelfPlayVectorEnv
 from c8env.observation import encode_observation
-from c8env.wrappers import SingleAgentEnv
 
 KEYS = ("learner_seat", "hand_winner", "end_reason", "scores", "match_winner", "skipped_deals")
 

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from c8env import cli
+from c8env.tools import cli
 
 BAD_YAML = "decks: 2\n  hand_size: [5\n"
 
 
 def run_main(module: str, argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     """Call a command's main(); return its one line of stderr after checking exit status 2."""
-    main = importlib.import_module(module).main if module != "c8env.cli" else cli.main
+    main = importlib.import_module(module).main if module != "c8env.tools.cli" else cli.main
     with pytest.raises(SystemExit) as info:
         main(argv)
     assert info.value.code == 2
@@ -46,14 +46,14 @@ def bad_yaml(tmp_path: Path) -> str:
     (["--bench", "standard"], "--bench needs --agent SPEC"),
 ])
 def test_eval(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
-    line = run_main("c8env.evaluate", argv, capsys)
+    line = run_main("c8env.tools.evaluation", argv, capsys)
     assert line.startswith("c8env eval: error: ") and expected in line, line
 
 
 def test_eval_out_is_checked_before_the_evaluation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     taken = tmp_path / "taken"
     taken.write_text("keep me")
-    line = run_main("c8env.evaluate", ["greedy", "random", "--deals", "100000", "--out", str(taken)], capsys)
+    line = run_main("c8env.tools.evaluation", ["greedy", "random", "--deals", "100000", "--out", str(taken)], capsys)
     assert "argument --out:" in line and "exists and is not a folder" in line
     assert taken.read_text() == "keep me" and sorted(tmp_path.iterdir()) == [taken]
 
@@ -64,8 +64,8 @@ def test_malformed_rules_yaml_is_one_line_everywhere(bad_yaml: str, capsys: pyte
     with pytest.raises(ValueError) as info:
         c8env.load_rules(bad_yaml)
     assert "\n" not in str(info.value) and bad_yaml in str(info.value) and "not valid YAML (line 2" in str(info.value)
-    for module, prog, extra in (("c8env.evaluate", "c8env eval", ["greedy", "random"]), ("c8env.play", "c8env play", []),
-                                ("c8env.demo", "c8env demo", [])):
+    for module, prog, extra in (("c8env.tools.evaluation", "c8env eval", ["greedy", "random"]), ("c8env.tools.play", "c8env play", []),
+                                ("c8env.tools.demo", "c8env demo", [])):
         line = run_main(module, [*extra, "--rules", bad_yaml], capsys)
         assert line.startswith(f"{prog}: error: argument --rules: rules file") and "not valid YAML" in line, line
 
@@ -77,7 +77,7 @@ def test_malformed_rules_yaml_is_one_line_everywhere(bad_yaml: str, capsys: pyte
     (["--rules", "standrd"], "unknown rules preset 'standrd'"),
 ])
 def test_demo(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
-    line = run_main("c8env.demo", argv, capsys)
+    line = run_main("c8env.tools.demo", argv, capsys)
     assert line.startswith("c8env demo: error: ") and expected in line, line
 
 
@@ -89,7 +89,7 @@ def test_demo(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
     (["--episode", "set"], "argument --episode: invalid choice: 'set'"),
 ])
 def test_play(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
-    line = run_main("c8env.play", argv, capsys)
+    line = run_main("c8env.tools.play", argv, capsys)
     assert line.startswith("c8env play: error: ") and expected in line, line
 
 
@@ -102,12 +102,12 @@ def test_play(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
     (["engines"], "argument what: invalid choice: 'engines'"),
 ])
 def test_speed(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
-    line = run_main("c8env.speed", argv, capsys)
+    line = run_main("c8env.tools.speed", argv, capsys)
     assert line.startswith("c8env speed: error: ") and expected in line, line
 
 
 def test_speed_times_two_searches_on_the_same_positions(capsys: pytest.CaptureFixture[str]) -> None:
-    from c8env.speed import main
+    from c8env.tools.speed import main
 
     main(["expert", "--hands", "2", "--spec", "expert:simulations=3", "--baseline", "expert:simulations=6"])
     out = capsys.readouterr().out

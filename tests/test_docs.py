@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 #: Command-line programs of the project: the module whose ``build_parser()`` parses their arguments.
-PROGRAMS = {"c8env.evaluate": "c8env.evaluate", "c8env.play": "c8env.play", "c8env.demo": "c8env.demo",
-            "c8env.speed": "c8env.speed", "training.train": "training.train", "training.export": "training.export",
+PROGRAMS = {"c8env.tools.evaluation": "c8env.tools.evaluation", "c8env.tools.play": "c8env.tools.play", "c8env.tools.demo": "c8env.tools.demo",
+            "c8env.tools.speed": "c8env.tools.speed", "training.train": "training.train", "training.export": "training.export",
             "training.plot": "training.plot", "training.rllib": "training.rllib.cli"}
 
 
@@ -70,7 +70,7 @@ def _parse(module: str, args: list[str]) -> None:
 
 @pytest.mark.parametrize("name,line,words", shell_commands(), ids=lambda v: " ".join(v) if isinstance(v, list) else str(v))
 def test_shell_commands_parse(name: str, line: int, words: list[str]) -> None:
-    from c8env.cli import ALIASES, COMMANDS
+    from c8env.tools.cli import ALIASES, COMMANDS
 
     program, args = words[0], words[1:]
     if program == "make":
@@ -81,7 +81,7 @@ def test_shell_commands_parse(name: str, line: int, words: list[str]) -> None:
         assert command in COMMANDS, f"{name} line {line}: unknown c8env command {args[0]!r}"
         _parse(COMMANDS[command][0], args[1:])
     elif program in ("python", "python3") and args[:1] == ["-m"]:
-        module = {"c8env": "c8env.cli"}.get(args[1], args[1])
+        module = {"c8env": "c8env.tools.cli"}.get(args[1], args[1])
         assert module in PROGRAMS, f"{name} line {line}: python -m {args[1]} is not a command of the project"
         if "--help" in args:  # the parser prints help and exits 0
             result = subprocess.run([sys.executable, "-m", module, "--help"], cwd=ROOT, capture_output=True, text=True)

@@ -85,7 +85,7 @@ def mask_of(actions):
 
 def assert_masks(env, expected=None):
     """The acting agent's mask is the engine's legal actions (and ``expected`` when given); others' are 0."""
-    state = env.unwrapped.state
+    state = env.unwrapped.game
     acting = env.agent_selection
     assert acting == agent(state.current_player)
     legal = state.legal_actions()
@@ -169,7 +169,7 @@ def test_hand_counts_two_decks_and_discard_pile_counts():
         "current_player": 0,
     }
     env = start(data)
-    assert env.unwrapped.state.rules.num_decks(6) == 2
+    assert env.unwrapped.game.rules.num_decks(6) == 2
     for seat, hand in enumerate(data["hands"]):
         np.testing.assert_array_equal(part(env, "hand", seat), counts(*hand))
         np.testing.assert_array_equal(part(env, "discard_pile", seat), counts("5C", "5C", "9S", "9C"))
@@ -360,7 +360,7 @@ def test_opponent_voids_after_draws_and_passes():
     ch = one_hot(4, SUITS.index("C")) + one_hot(4, SUITS.index("H"))
     np.testing.assert_array_equal(part(env, "opponent_voids", 1).reshape(6, 4)[1], ch)
     np.testing.assert_array_equal(part(env, "opponent_voids", 2).reshape(6, 4)[0], ch)
-    assert env.unwrapped.state.legal_actions() == [PASS]  # empty stock, nothing to reshuffle
+    assert env.unwrapped.game.legal_actions() == [PASS]  # empty stock, nothing to reshuffle
     env.step(PASS)
     np.testing.assert_array_equal(part(env, "opponent_voids", 0).reshape(6, 4)[0], d_bit)
     np.testing.assert_array_equal(part(env, "opponent_voids", 2).reshape(6, 4)[1], d_bit)
@@ -487,7 +487,7 @@ def test_mask_for_the_dealer_declaring_a_wild_starter():
     env = c8env.raw_env(num_players=3, rules="dealer_declares")
     for seed in range(500):
         env.reset(seed=seed)
-        state = env.unwrapped.state
+        state = env.unwrapped.game
         if state.to_dict()["phase"] == "declare":
             break
     else:
@@ -504,7 +504,7 @@ def test_mask_in_announce_phase():
     assert env.agent_selection == "player_0"
     assert_masks(env, [PASS, ANNOUNCE])
     env.step(PASS)  # no announcement: draws 2
-    assert env.unwrapped.state.to_dict()["hands"][0] == ["JD", "QD", "KD"]
+    assert env.unwrapped.game.to_dict()["hands"][0] == ["JD", "QD", "KD"]
     assert env.agent_selection == "player_1"
 
 
@@ -535,7 +535,7 @@ def _step_checked(env, rng, stats, full_check, play_bias):
     among the masked plays and declarations, which makes hands short and varied.
     """
     name = env.agent_selection
-    state = env.unwrapped.state
+    state = env.unwrapped.game
     obs, _, termination, truncation, _ = env.last()
     if termination or truncation:
         assert not obs["action_mask"].any()
@@ -629,7 +629,7 @@ def test_points_reward_going_out(rules, expected, scores):
     env = start(GOING_OUT, rules=rules, reward="points")
     env.step(c("5C"))
     assert env.rewards == {agent(i): float(x) for i, x in enumerate(expected)}
-    assert env.unwrapped.state.scores == scores
+    assert env.unwrapped.game.scores == scores
     assert collect_final_rewards(env) == {agent(i): float(x) for i, x in enumerate(expected)}
 
 
@@ -646,7 +646,7 @@ def test_blocked_hand_tied_gives_everyone_zero(reward):
     env = start(blocked_position([["KD"], ["KH"], ["QS"]]), rules=NO_RESHUFFLE, reward=reward, wrapped=True)
     assert_masks(env, [PASS])
     env.step(PASS)
-    state = env.unwrapped.state
+    state = env.unwrapped.game
     assert state.hand_over and state.winner is None
     assert env.rewards == {"player_0": 0.0, "player_1": 0.0, "player_2": 0.0}
     assert all(env.terminations.values())
@@ -659,9 +659,9 @@ def test_blocked_hand_with_a_winner(reward, expected):
     # hand points 10, 5, 12: seat 1 wins; each pays the difference to its 5
     env = start(blocked_position([["KD"], ["5H"], ["QS", "2S"]]), rules=NO_RESHUFFLE, reward=reward)
     env.step(PASS)
-    assert env.unwrapped.state.winner == 1
+    assert env.unwrapped.game.winner == 1
     assert env.rewards == {agent(i): x for i, x in enumerate(expected)}
-    assert env.unwrapped.state.scores == [0, 12, 0]
+    assert env.unwrapped.game.scores == [0, 12, 0]
     assert collect_final_rewards(env) == {agent(i): x for i, x in enumerate(expected)}
 
 
@@ -672,7 +672,7 @@ def test_hand_ended_by_the_empty_stock_is_scored_as_blocked(reward, expected):
     assert_masks(env, [PASS])
     env.step(PASS)
     assert env.rewards == {agent(i): x for i, x in enumerate(expected)}
-    assert env.unwrapped.state.scores == [10, 5, 12]  # penalty scoring: each adds his own points
+    assert env.unwrapped.game.scores == [10, 5, 12]  # penalty scoring: each adds his own points
 
 
 @pytest.mark.parametrize("reward, expected", [("win", [-0.5, -0.5, 1.0]), ("points", [-1.0, -8.0, 9.0])])
@@ -681,7 +681,7 @@ def test_stop_is_scored_as_blocked(reward, expected):
     data = {"hands": [["AC", "2D"], ["KD"], ["2S"]], "discard": ["9H"], "stock": ["4C"], "current_player": 0}
     env = start(data, rules="stop_the_round", reward=reward)
     env.step(STOP)
-    assert env.unwrapped.state.winner == 2
+    assert env.unwrapped.game.winner == 2
     assert env.rewards == {agent(i): x for i, x in enumerate(expected)}
     assert collect_final_rewards(env) == {agent(i): x for i, x in enumerate(expected)}
 
@@ -704,13 +704,13 @@ def test_hand_episode_terminates_every_agent_at_the_hand_end():
     for _ in env.agent_iter():
         obs, _, termination, truncation, _ = env.last()
         env.step(None if termination or truncation else env.action_space(env.agent_selection).sample(obs["action_mask"]))
-    assert env.unwrapped.state.hand_over and env.unwrapped.state.hands_played == 1
+    assert env.unwrapped.game.hand_over and env.unwrapped.game.hands_played == 1
 
 
 def play_match(env, rng, reward):
     """Plays the env's match to its end at random; checks the per-hand rewards, dealer rotation and
     per-hand infos; returns (rewards received through last(), expected sums, hand count)."""
-    state = env.unwrapped.state
+    state = env.unwrapped.game
     n = state.num_players
     received = dict.fromkeys(env.possible_agents, 0.0)
     expected = dict.fromkeys(env.possible_agents, 0.0)
@@ -780,9 +780,9 @@ def test_match_episode_plays_hands_until_the_match_ends(rules, n, reward):
 def test_match_continues_after_a_fixed_first_hand():
     data = dict(GOING_OUT, hands=[["5C"], ["KD", "2H"]])  # 2 players: seat 0 goes out, scores 12 of 100
     env = start(data, wrapped=True, episode="match")
-    assert env.unwrapped.state.dealer == 1
+    assert env.unwrapped.game.dealer == 1
     env.step(c("5C"))
-    state = env.unwrapped.state
+    state = env.unwrapped.game
     assert not any(env.terminations.values()) and not any(env.truncations.values())
     assert env.rewards == {"player_0": 1.0, "player_1": -1.0}
     assert state.scores == [12, 0] and state.hands_played == 1 and state.dealer == 0
@@ -808,7 +808,7 @@ def test_max_steps_truncates_every_agent_with_reward_zero(wrapped):
     assert env.truncations == {"player_0": True, "player_1": True, "player_2": True}
     assert not any(env.terminations.values())
     assert env.rewards == {"player_0": 0.0, "player_1": 0.0, "player_2": 0.0}
-    assert not env.unwrapped.state.hand_over
+    assert not env.unwrapped.game.hand_over
     assert all(not env.observe(a)["action_mask"].any() for a in env.agents)
     final = {}
     for name in env.agent_iter():
@@ -822,7 +822,7 @@ def test_max_steps_truncates_every_agent_with_reward_zero(wrapped):
 def test_max_steps_counts_per_hand_in_a_match():
     data = dict(GOING_OUT, hands=[["5C"], ["KD", "2H"]])
     env = start(data, episode="match", max_steps=3, wrapped=True)
-    state = env.unwrapped.state
+    state = env.unwrapped.game
     rng = np.random.default_rng(1)
     received = {"player_0": 0.0, "player_1": 0.0}
     truncated_after = None
@@ -877,7 +877,7 @@ FULL_STATE = {
 @pytest.mark.parametrize("wrapped", [False, True])
 def test_reset_with_a_state_starts_from_it(wrapped):
     env = start(FULL_STATE, rules="special_cards", wrapped=wrapped, seed=9)
-    got = env.unwrapped.state.to_dict()
+    got = env.unwrapped.game.to_dict()
     for key, value in FULL_STATE.items():
         assert got[key] == value, key
     assert env.agent_selection == "player_1"
@@ -886,7 +886,7 @@ def test_reset_with_a_state_starts_from_it(wrapped):
     # a partial dict: the given keys are kept, the others take their defaults
     partial = {"hands": [["AC", "KS"], ["2D", "5H"]], "stock": [], "discard": ["9D"], "current_player": 1}
     env2 = start(partial, wrapped=wrapped)
-    got = env2.unwrapped.state.to_dict()
+    got = env2.unwrapped.game.to_dict()
     for key, value in partial.items():
         assert got[key] == value, key
     assert got["dealer"] == 0 and got["stock"] == [] and got["suit_to_follow"] == "D"
@@ -897,7 +897,7 @@ def test_reset_with_a_state_starts_from_it(wrapped):
     env.step(DRAW)
     assert data == FULL_STATE
     env.reset(seed=3)
-    assert env.unwrapped.state.hands_played == 0
+    assert env.unwrapped.game.hands_played == 0
 
 
 def test_reset_with_a_state_of_the_wrong_size_raises():
@@ -914,8 +914,8 @@ ILLEGAL_POSITION = {"hands": [["5C", "KD"], ["2H", "3H"], ["4S"]], "discard": ["
 
 def test_raw_env_illegal_action_raises_and_changes_nothing():
     env = start(ILLEGAL_POSITION)
-    assert env.unwrapped.state.legal_actions() == [c("5C"), DRAW]
-    before = env.unwrapped.state.to_dict()
+    assert env.unwrapped.game.legal_actions() == [c("5C"), DRAW]
+    before = env.unwrapped.game.to_dict()
     observations = {a: env.observe(a) for a in env.agents}
     snapshot = copy.deepcopy((env.agent_selection, env.rewards, env._cumulative_rewards, env.terminations,
                               env.truncations, env.infos))
@@ -926,7 +926,7 @@ def test_raw_env_illegal_action_raises_and_changes_nothing():
         message = str(err.value)
         assert str(int(bad)) in message
         assert "5C" in message and "draw" in message and str(DRAW) in message  # the legal ones
-        assert env.unwrapped.state.to_dict() == before
+        assert env.unwrapped.game.to_dict() == before
         assert copy.deepcopy((env.agent_selection, env.rewards, env._cumulative_rewards, env.terminations,
                               env.truncations, env.infos)) == snapshot
         for a in env.agents:
@@ -939,7 +939,7 @@ def test_raw_env_illegal_action_raises_and_changes_nothing():
         message = str(err.value)
         assert repr(bad) in message or str(bad) in message
         assert "5C" in message and str(DRAW) in message, message  # the legal ones
-        assert env.unwrapped.state.to_dict() == before
+        assert env.unwrapped.game.to_dict() == before
     env.step(c("5C"))  # the legal move still works
     assert env.agent_selection == "player_1"
 

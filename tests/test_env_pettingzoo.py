@@ -49,18 +49,18 @@ def test_constructor_arguments_and_defaults():
         env = make()
         env.reset(seed=0)
         assert env.possible_agents == ["player_0", "player_1"]
-        assert env.unwrapped.state.rules == RuleSet()
-        assert env.unwrapped.state.num_players == 2
+        assert env.unwrapped.game.rules == RuleSet()
+        assert env.unwrapped.game.num_players == 2
         env = make(num_players=4, rules="special_cards", episode="match", reward="points", max_steps=50,
                    render_mode="ansi")
         env.reset(seed=0)
         assert env.possible_agents == [f"player_{i}" for i in range(4)]
-        assert env.unwrapped.state.rules == RuleSet.from_preset("special_cards")
+        assert env.unwrapped.game.rules == RuleSet.from_preset("special_cards")
         assert isinstance(env.render(), str)
     # positional, as listed
     env = c8env.raw_env(3, "crazy_aces", "hand", "points", 10, "ansi")
     env.reset(seed=0)
-    assert env.num_agents == 3 and env.unwrapped.state.rules.wild_rank == "A"
+    assert env.num_agents == 3 and env.unwrapped.game.rules.wild_rank == "A"
 
 
 def test_rules_as_preset_path_dict_or_ruleset(tmp_path):
@@ -71,7 +71,7 @@ def test_rules_as_preset_path_dict_or_ruleset(tmp_path):
         for make in (c8env.env, c8env.raw_env):
             env = make(num_players=3, rules=rules)
             env.reset(seed=1)
-            assert env.unwrapped.state.rules == expected
+            assert env.unwrapped.game.rules == expected
             assert play_out(env, seed=1) > 0
 
 
@@ -118,7 +118,7 @@ def test_pickling(make):
     assert type(clone) is type(env)
     assert clone.metadata == env.metadata and clone.possible_agents == env.possible_agents
     clone.reset(seed=3)
-    assert clone.unwrapped.state.rules == env.unwrapped.state.rules
+    assert clone.unwrapped.game.rules == env.unwrapped.game.rules
     assert isinstance(clone.render(), str)
     assert play_out(clone, seed=3) > 0
     # a pickled fresh env plays the same game as the original
@@ -126,7 +126,7 @@ def test_pickling(make):
     clone = pickle.loads(pickle.dumps(fresh))
     fresh.reset(seed=9)
     clone.reset(seed=9)
-    assert fresh.unwrapped.state.to_dict() == clone.unwrapped.state.to_dict()
+    assert fresh.unwrapped.game.to_dict() == clone.unwrapped.game.to_dict()
     assert play_out(clone, seed=9) == play_out(fresh, seed=9)
 
 
@@ -182,8 +182,8 @@ def _count_finished_hands(env):
     finished = []
 
     def reset(*args, **kwargs):
-        if raw.state is not None:
-            finished.append(raw.state.hand_over or all(raw.truncations.values()))
+        if raw.game is not None:
+            finished.append(raw.game.hand_over or all(raw.truncations.values()))
         original(*args, **kwargs)
 
     raw.reset = reset
@@ -229,9 +229,9 @@ def test_same_seed_same_game_other_seed_other_deal():
     a, b = c8env.raw_env(num_players=3), c8env.raw_env(num_players=3)
     a.reset(seed=5)
     b.reset(seed=5)
-    assert a.unwrapped.state.to_dict() == b.unwrapped.state.to_dict()
+    assert a.unwrapped.game.to_dict() == b.unwrapped.game.to_dict()
     b.reset(seed=6)
-    assert a.unwrapped.state.to_dict() != b.unwrapped.state.to_dict()
+    assert a.unwrapped.game.to_dict() != b.unwrapped.game.to_dict()
 
 
 def test_docstring_example_runs():
@@ -264,7 +264,7 @@ def _trace(env, seed):
 @pytest.mark.parametrize("preset", ["standard", "uno_like", "countdown"])
 @pytest.mark.parametrize("n", [2, 5])
 def test_pettingzoo_own_wrappers_pass_api_test_and_play_the_same_game(preset, n):
-    from c8env.pettingzoo_wrappers import wrap
+    from c8env.envs.wrappers import wrap
 
     fast = c8env.env(num_players=n, rules=preset, max_steps=10_000)
     plain = wrap(c8env.raw_env(num_players=n, rules=preset, max_steps=10_000), fast=False)

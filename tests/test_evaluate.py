@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from c8env.engine import DRAW
-from c8env.evaluate import (
-    MAX_HAND_STEPS,
+from c8env.episode import MAX_HAND_STEPS
+from c8env.rules import load_rules
+from c8env.tools.evaluation import (
     AgentError,
     HandRecord,
     Table,
@@ -22,7 +23,6 @@ from c8env.evaluate import (
     run_bench,
     wilson_interval,
 )
-from c8env.rules import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -138,7 +138,7 @@ def test_bench_protocol_file(tmp_path):
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "c8env.evaluate", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "c8env.tools.evaluation", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 

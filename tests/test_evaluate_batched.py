@@ -7,9 +7,9 @@ import warnings
 
 import pytest
 
-from c8env import evaluate as evaluation
+from c8env.tools import evaluation
 from c8env.agents import PolicyMismatchWarning, load
-from c8env.evaluate import build_parser, evaluate, policy_actions
+from c8env.tools.evaluation import build_parser, evaluate
 from c8env.vector import VectorGames
 
 
@@ -36,19 +36,19 @@ def test_batched_records_equal_the_scalar_records(specs: list[str], num_players:
 
 
 def test_hands_cut_off_alike(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(evaluation, "MAX_HAND_STEPS", 40)
+    monkeypatch.setattr(evaluation.deals, "MAX_HAND_STEPS", 40)
     batched = records(["random", "greedy"], 3, "special_cards", 20, "batched")
     assert any(r["truncated"] for r in batched) and not all(r["truncated"] for r in batched)
     assert all(r["steps"] == 40 and r["winner"] is None and r["transfers"] == [0, 0] for r in batched if r["truncated"])
     assert batched == records(["random", "greedy"], 3, "special_cards", 20, "scalar")
 
 
-def test_policy_actions_are_the_agents_own() -> None:
+def test_a_policys_batched_move_is_its_own() -> None:
     agent = load("ppo-standard-2p")
     games = VectorGames(64, 2)
     games.reset(3)
     for _ in range(30):
-        chosen = policy_actions(agent, games.observation, games.action_mask)
+        chosen = agent.act_batch(games.observation, games.action_mask)
         for b in range(64):
             observation = {"observation": games.observation[b], "action_mask": games.action_mask[b]}
             assert chosen[b] == agent.act(observation)

@@ -13,7 +13,7 @@ import pytest
 import c8env
 from c8env import State
 from c8env.actions import ActionRangeError, ActionTypeError, action_id
-from c8env.wrappers import SingleAgentEnv
+from c8env.envs.single_agent import SingleAgentEnv
 
 ROOT = Path(__file__).resolve().parent.parent
 REFUSED = [True, False, 3.0, None, 60, -1, "3", np.array([3]), np.array(3.0), np.bool_(True), [3]]
@@ -39,13 +39,13 @@ def test_aec_env_refuses_non_actions_and_changes_nothing(bad: Any) -> None:
     for env in (_live_aec(), c8env.raw_env(num_players=2)):
         if env.unwrapped is env:
             env.reset(seed=3)
-        before = env.unwrapped.state.to_dict()
+        before = env.unwrapped.game.to_dict()
         agent = env.agent_selection
         with pytest.raises((TypeError, ValueError)) as info:
             env.step(bad)
         message = str(info.value)
         assert "allowed: an int action id from 0 to 59" in message and "legal now:" in message
-        assert env.unwrapped.state.to_dict() == before
+        assert env.unwrapped.game.to_dict() == before
         assert env.agent_selection == agent and not any(env.terminations.values())
         assert env.rewards[agent] == 0
 
@@ -56,7 +56,7 @@ def test_aec_env_and_single_agent_env_accept_integer_likes(kind: Any) -> None:
     obs, *_ = env.last()
     legal = int(np.flatnonzero(obs["action_mask"])[0])
     env.step(kind(legal))
-    assert env.unwrapped.state.to_dict() != _live_aec().unwrapped.state.to_dict()
+    assert env.unwrapped.game.to_dict() != _live_aec().unwrapped.game.to_dict()
     single = SingleAgentEnv(opponents="greedy")
     single.reset(seed=0)
     _, _, _, _, info = single.step(kind(int(single.action_masks().nonzero()[0][0])))
@@ -77,10 +77,10 @@ def test_single_agent_env_refuses_non_actions_in_both_modes(bad: Any) -> None:
     for mode in ("penalty", "raise"):
         env = SingleAgentEnv(opponents="greedy", illegal_action=mode)
         env.reset(seed=0)
-        before = env.state.to_dict()
+        before = env.game.to_dict()
         with pytest.raises((TypeError, ValueError), match="allowed: an int action id from 0 to 59"):
             env.step(bad)
-        assert env.state.to_dict() == before
+        assert env.game.to_dict() == before
         env.step(int(env.action_masks().nonzero()[0][0]))  # still playable
 
 
@@ -88,7 +88,7 @@ def test_reset_refuses_bad_seeds_and_options_and_changes_nothing() -> None:
     aec, single = c8env.raw_env(), SingleAgentEnv()
     aec.reset(seed=1)
     single.reset(seed=1)
-    before = (aec.state.to_dict(), single.state.to_dict())
+    before = (aec.game.to_dict(), single.game.to_dict())
     for env in (aec, single):
         for seed in ("a", -1, 1.5, True):
             with pytest.raises(ValueError, match=rf"seed={seed!r} is invalid; allowed: None or an int >= 0"):
@@ -101,19 +101,21 @@ def test_reset_refuses_bad_seeds_and_options_and_changes_nothing() -> None:
             env.reset(options={"state": {"hands": [["AC"], ["2C"]], "discard": ["3C"]}})
         with pytest.raises(ValueError, match="has 3 players but the env has 2"):
             env.reset(options={"state": {"hands": [["AC"], ["2C"], ["4C"]], "stock": [], "discard": ["3C"]}})
-    assert (aec.state.to_dict(), single.state.to_dict()) == before
+    assert (aec.game.to_dict(), single.game.to_dict()) == before
     aec.reset(seed=0, options={"options": 1})  # what PettingZoo's api_test passes
 
 
-def test_env_state_is_the_engine_state_and_callable() -> None:
+def test_env_game_is_the_engine_state_and_state_is_pettingzoos() -> None:
     env = c8env.env(num_players=3)
+    with pytest.raises(RuntimeError, match="before reset"):
+        env.unwrapped.state()
     env.reset(seed=2)
-    state = env.unwrapped.state
+    state = env.unwrapped.game
     assert isinstance(state, State) and state.num_players == 3
+    assert not callable(state)  # the engine knows nothing of PettingZoo
     vector = env.state()
     space = env.unwrapped.state_space
     assert vector.shape == space.shape == (7 * c8env.OBS_SIZE,) and space.contains(vector)
-    assert np.array_equal(vector, state())
     from c8env.observation import encode_observation
 
     for seat in range(3):
@@ -132,12 +134,12 @@ def test_metadata_module_and_typing_marker() -> None:
 
 def test_gymnasium_make_in_a_fresh_process() -> None:
     script = (
-        "import gymnasium, c8env.wrappers\n"
+        "import gymnasium, c8env.envs.single_agent\n"
         "env = gymnasium.make('c8env/SingleAgent-v0', num_players=3, opponents='greedy')\n"
         "obs, info = env.reset(seed=0)\n"
         "env.action_space.seed(0)\n"
         "obs, r, term, trunc, info = env.step(env.action_space.sample(env.unwrapped.action_masks().astype('int8')))\n"
-        "env2 = gymnasium.make('c8env.wrappers:c8env/SingleAgent-v0')\n"
+        "env2 = gymnasium.make('c8env.envs.single_agent:c8env/SingleAgent-v0')\n"
         "print('ok', obs.shape, env.unwrapped.num_players)\n"
     )
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -256,7 +258,7 @@ def test_malformed_rules_yaml(tmp_path: Path) -> None:
 
 
 def test_evaluate_refuses_bad_workers_and_seed() -> None:
-    from c8env.evaluate import evaluate
+    from c8env.tools.evaluation import evaluate
 
     for workers in (0, -2, 1.5, True):
         with pytest.raises(ValueError, match=rf"workers={workers!r} is invalid; allowed: None \(every core\) or an int >= 1"):
@@ -267,7 +269,7 @@ def test_evaluate_refuses_bad_workers_and_seed() -> None:
 
 def test_constructor_and_loader_arguments_are_checked() -> None:
     from c8env import agents
-    from c8env.evaluate import evaluate
+    from c8env.tools.evaluation import evaluate
 
     for seed in ("a", -1, 1.5):
         with pytest.raises(ValueError, match=rf"seed={seed!r} is invalid"):
@@ -281,9 +283,9 @@ def test_constructor_and_loader_arguments_are_checked() -> None:
 def test_single_agent_reset_refused_late_changes_nothing() -> None:
     env = SingleAgentEnv(num_players=2, opponents="greedy", learner_seat=1)
     env.reset(seed=4)
-    before = (env.state.to_dict(), env.learner_seat)
+    before = (env.game.to_dict(), env.learner_seat)
     over_first = {"hands": [["5C"], ["KD", "2H"]], "stock": ["4D"], "discard": ["9C"], "current_player": 0}
     with pytest.raises(ValueError, match="ends .* before the learner"):
         env.reset(seed=1, options={"state": over_first})  # player 0 (greedy) goes out before the learner moves
-    assert (env.state.to_dict(), env.learner_seat) == before
+    assert (env.game.to_dict(), env.learner_seat) == before
     env.step(int(env.action_masks().nonzero()[0][0]))

@@ -1,7 +1,8 @@
-"""The layout: a NumPy-only core, agents on the core, envs and tools on top, training on top of all.
+"""The layout: the NumPy-only core, the batched engine, the agents, the envs, the tools, the web server,
+training on top of all; each layer imports only from those below it, and no module imports itself back.
 
-Checked on the source (imports, private names) and by running the core in a
-subprocess where Gymnasium, PettingZoo and torch cannot be imported.
+Checked on the source (imports at any depth, private names), on the folders, and by running the core
+in a subprocess where Gymnasium, PettingZoo and torch cannot be imported.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "c8env"
-CORE = {"c8env.cards", "c8env.rules", "c8env.actions", "c8env.engine", "c8env.observation", "c8env.episode",
-        "c8env.seeding", "c8env.text"}
+CORE = {"c8env", "c8env.cards", "c8env.rules", "c8env.actions", "c8env.engine", "c8env.observation",
+        "c8env.episode", "c8env.seeding", "c8env.text", "c8env.deprecation"}
+#: The layers, bottom up: a module may import from its own layer and those before it.
+LAYERS = ("core", "c8env.vector", "c8env.agents", "c8env.envs", "c8env.tools", "c8env.web", "training")
 HEAVY = ("gymnasium", "pettingzoo", "torch", "stable_baselines3", "sb3_contrib", "ray")
 
 
@@ -43,30 +46,74 @@ def imports(path: Path) -> set[str]:
 
 
 def layer(name: str) -> int:
-    if name in CORE or name.startswith("c8env.vector"):  # the batched engine is core too (numba optional)
+    if name in CORE:
         return 0
-    if name.startswith("c8env.agents"):
-        return 1
-    if name.startswith("c8env"):
-        return 2
-    return 3  # training
+    for index, prefix in enumerate(LAYERS[1:], start=1):
+        if name == prefix or name.startswith(prefix + "."):
+            return index
+    raise AssertionError(f"{name} is in no layer: add it to the core or put it in one of the folders {LAYERS[1:]}")
 
 
-@pytest.mark.parametrize("name", sorted(modules(PACKAGE)) + sorted(modules(ROOT / "training")))
+def known_modules() -> dict[str, Path]:
+    return {**modules(PACKAGE), **modules(ROOT / "training")}
+
+
+def internal_imports(name: str, known: dict[str, Path]) -> set[str]:
+    """The project modules ``name`` imports (a member ``from m import X`` counts as ``m``)."""
+    out = set()
+    for target in imports(known[name]):
+        if target.split(".")[0] not in ("c8env", "training"):
+            continue
+        while target not in known and "." in target:
+            target = target.rsplit(".", 1)[0]
+        if target in known and target != name:
+            out.add(target)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(known_modules()))
 def test_imports_point_down(name: str) -> None:
-    path = {**modules(PACKAGE), **modules(ROOT / "training")}[name]
+    known = known_modules()
     own = layer(name)
-    for target in imports(path):
-        top = target.split(".")[0]
-        if top in ("c8env", "training"):
-            known = {**modules(PACKAGE), **modules(ROOT / "training")}
-            while target not in known and "." in target:  # `from c8env.engine import State` names a module's member
-                target = target.rsplit(".", 1)[0]
-            if target in ("c8env",) and own < 2:
-                raise AssertionError(f"{name} imports the package root c8env (which loads the envs lazily)")
-            assert layer(target) <= own or target == "c8env", f"{name} (layer {own}) imports {target} (layer {layer(target)})"
-        if own < 2:
-            assert top not in HEAVY, f"{name} is core/agents but imports {target}"
+    for target in internal_imports(name, known):
+        if own > 0 and target == "c8env":
+            continue  # the package root holds only the core's public names
+        assert layer(target) <= own, f"{name} ({LAYERS[own]}) imports {target} ({LAYERS[layer(target)]})"
+    if own <= LAYERS.index("c8env.agents"):
+        heavy = sorted(t for t in imports(known[name]) if t.split(".")[0] in HEAVY)
+        assert not heavy, f"{name} is below the envs but imports {heavy}"
+
+
+def test_no_import_circle() -> None:
+    """The module import graph (imports at any depth) has no cycle; the package roots, which only gather their
+    modules' names, are left out."""
+    known = known_modules()
+    roots = {n for n, p in known.items() if p.name == "__init__.py"}
+    graph = {n: internal_imports(n, known) - roots for n in known if n not in roots}
+    visiting, done, path = set(), set(), []
+
+    def visit(node: str) -> None:
+        visiting.add(node)
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            assert nxt not in visiting, "import circle: " + " -> ".join(path[path.index(nxt):] + [nxt])
+            if nxt not in done:
+                visit(nxt)
+        visiting.discard(node)
+        path.pop()
+        done.add(node)
+
+    for node in sorted(graph):
+        if node not in done:
+            visit(node)
+
+
+def test_ls_c8env_shows_the_layers() -> None:
+    """The top of the package is the core's modules and one folder per layer (plus the presets)."""
+    folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert folders == ["agents", "envs", "presets", "tools", "vector", "web"]
+    files = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
+    assert {f"c8env.{f}" for f in files} == CORE - {"c8env"}
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")) + sorted((ROOT / "training").rglob("*.py")),
@@ -97,7 +144,7 @@ def test_core_runs_without_gymnasium_pettingzoo_torch() -> None:
         import c8env
         from c8env.agents import load
         from c8env.episode import MAX_HAND_STEPS, play_hand
-        from c8env.evaluate import evaluate
+        from c8env.tools.evaluation import evaluate
         from c8env.observation import StateObservation, encode_observation
 
         state = c8env.State.new(3, "special_cards", seed=5)
@@ -126,7 +173,7 @@ def test_public_names_of_the_package_still_load() -> None:
 
     for name in c8env.__all__:
         assert getattr(c8env, name) is not None
-    assert c8env.env.__module__ == "c8env.crazy_eights"
+    assert c8env.env.__module__ == "c8env.envs.crazy_eights"
 
 
 def test_phases_and_action_ids_build_on_each_other() -> None:

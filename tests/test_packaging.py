@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PRESET_DIR = REPO / "configs" / "rules"
+PRESET_DIR = REPO / "c8env" / "presets"
 PRESETS = [
     "standard", "special_cards", "action_cards", "uno_like", "crazy_aces", "draw_one", "draw_three",
     "no_reshuffle", "penalty", "five_hands", "last_card", "stop_the_round", "countdown", "dealer_declares",
@@ -59,7 +59,7 @@ def test_wheel_ships_presets_byte_for_byte(wheel: Path) -> None:
         names = set(zf.namelist())
         assert "c8env/__init__.py" in names
         assert "c8env/engine.py" in names and "c8env/rules.py" in names and "c8env/cards.py" in names
-        assert "c8env/py.typed" in names and "c8env/crazy_eights_v0.py" in names  # typed; PettingZoo-style module
+        assert "c8env/py.typed" in names and "c8env/envs/crazy_eights_v0.py" in names  # typed; PettingZoo-style module
         for name in PRESETS:
             member = f"c8env/presets/{name}.yaml"
             assert member in names, f"{member} missing from {wheel.name}"

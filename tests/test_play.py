@@ -13,7 +13,7 @@ from c8env.agents import load
 from c8env.cards import parse_card
 from c8env.engine import ANNOUNCE, DECLARE_BASE, DRAW, PASS, STOP, State
 from c8env.observation import StateObservation
-from c8env.play import QuitGame, parse_move, play_game
+from c8env.tools.play import QuitGame, parse_move, play_game
 
 LEGAL = [parse_card("8C"), parse_card("TD"), parse_card("QS"), DRAW]
 
@@ -136,17 +136,17 @@ def test_play_game_bad_arguments(kwargs, pattern):
 
 
 def test_cli_plays_from_stdin_and_quits():
-    done = subprocess.run([sys.executable, "-m", "c8env.cli", "play", "--agent", "ppo-standard-2p", "--seed", "4"],
+    done = subprocess.run([sys.executable, "-m", "c8env.tools.cli", "play", "--agent", "ppo-standard-2p", "--seed", "4"],
                           input="1\n" * 400, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "player_1 is ppo-standard-2p" in done.stdout
     assert "hand over (" in done.stdout
 
-    quit_ = subprocess.run([sys.executable, "-m", "c8env.cli", "play", "--seed", "4"],
+    quit_ = subprocess.run([sys.executable, "-m", "c8env.tools.cli", "play", "--seed", "4"],
                            input="quit\n", capture_output=True, text=True, timeout=120)
     assert quit_.returncode == 0 and "game abandoned" in quit_.stdout
 
-    bad = subprocess.run([sys.executable, "-m", "c8env.cli", "play", "--players", "9"],
+    bad = subprocess.run([sys.executable, "-m", "c8env.tools.cli", "play", "--players", "9"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--players: 9 is invalid; allowed: an int from 2 to 7" in bad.stderr
 
@@ -161,7 +161,7 @@ def test_parse_move_says_you_do_not_hold_the_card():
 
 
 def test_play_shows_direction_effects_and_the_cost_of_declining():
-    from c8env.play import move_label
+    from c8env.tools.play import move_label
 
     ask, say, lines = _scripted(_first_legal_forever())
     play_game(["greedy"], 3, "uno_like", seed=21, ask=ask, say=say)
@@ -174,7 +174,7 @@ def test_play_shows_direction_effects_and_the_cost_of_declining():
 
 
 def test_demo_is_a_short_narrated_hand_with_a_summary():
-    from c8env.demo import play_demo
+    from c8env.tools.demo import play_demo
 
     lines: list[str] = []
     state = play_demo(2, "standard", 7, say=lines.append)

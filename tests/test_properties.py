@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import c8env
 from c8env import State
-from c8env.agents.heuristic import greedy_action
-from c8env.agents.view import view_from_state
+from c8env.agents.decision_view import view_from_state
+from c8env.agents.greedy import greedy_action
 from c8env.episode import MAX_HAND_STEPS
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
@@ -195,12 +195,12 @@ def test_aec_env_refuses_without_change(players: int, seed: int, actions: list[A
     for action in actions:
         if any(env.terminations.values()) or any(env.truncations.values()):
             break
-        before = (env.unwrapped.state.to_dict(), env.agent_selection, dict(env.rewards))
+        before = (env.unwrapped.game.to_dict(), env.agent_selection, dict(env.rewards))
         legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"]).tolist()
         try:
             env.step(action)
         except DOCUMENTED:
-            assert (env.unwrapped.state.to_dict(), env.agent_selection, dict(env.rewards)) == before
+            assert (env.unwrapped.game.to_dict(), env.agent_selection, dict(env.rewards)) == before
             assert not (isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < 60)
         else:
             # accepted: a legal move, or a legal-range illegal one that TerminateIllegalWrapper penalised
@@ -218,17 +218,17 @@ def test_every_preset_plays_to_the_end_from_a_deal(preset: str) -> None:
 @given(positions(), st.sampled_from(sorted(State.new(2).to_dict())), JUNK, st.booleans())
 def test_env_resets_refuse_malformed_states_without_change(position: tuple[State, int], key: str, value: Any,
                                                            single: bool) -> None:
-    from c8env.wrappers import SingleAgentEnv
+    from c8env.envs.single_agent import SingleAgentEnv
 
     state, seed = position
     n = state.num_players
     env = SingleAgentEnv(num_players=n, rules=state.rules, opponents="greedy") if single else \
         c8env.raw_env(num_players=n, rules=state.rules)
     env.reset(seed=seed % 1000)
-    before = env.unwrapped.state.to_dict()
+    before = env.unwrapped.game.to_dict()
     d = dict(state.to_dict(), **{key: value})
     try:
         env.reset(seed=1, options={"state": d})
     except DOCUMENTED as err:
         assert str(err)
-        assert env.unwrapped.state.to_dict() == before
+        assert env.unwrapped.game.to_dict() == before

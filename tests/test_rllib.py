@@ -221,7 +221,7 @@ NO_RAY_NO_TORCH = textwrap.dedent("""
 
     sys.meta_path.insert(0, Blocker())
     from c8env.agents import load
-    from c8env.cli import main
+    from c8env.tools.cli import main
     load(sys.argv[1], num_players=2)
     main(["eval", sys.argv[1], "random", "--deals", "5", "--workers", "1", "--no-progress"])
 """)

@@ -25,7 +25,7 @@ SCRIPT = textwrap.dedent(
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
-    from c8env.wrappers import SingleAgentEnv
+    from c8env.envs.single_agent import SingleAgentEnv
 
     torch.set_num_threads(1)
 

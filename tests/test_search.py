@@ -1,4 +1,4 @@
-"""The expert's compiled search (``c8env.vector.search``) against its Python loop: the same decisions,
+"""The expert's compiled search (``c8env.agents.search_compiled``) against its Python loop: the same decisions,
 with the agent's generator advanced the same way, for every preset and 2-7 players, with greedy
 rollouts and with a network playing the searcher's moves (``rollouts="policy"``)."""
 
@@ -15,12 +15,12 @@ from c8env.agents import POLICY_DIR, PolicyAgent, load
 from c8env.agents import expert as expert_module
 from c8env.agents.expert import ExpertAgent
 from c8env.agents.policy import save_policy
+from c8env.agents.search_compiled import generator_words, load_state, network, policy_action, set_generator_words
 from c8env.engine import State
 from c8env.episode import MAX_HAND_STEPS, play_hand
 from c8env.observation import OBS_SIZE, StateObservation
 from c8env.rules import RuleSet, load_rules
 from c8env.vector import COMPILED, kernels, rule_table
-from c8env.vector.search import generator_words, load_state, network, policy_action, set_generator_words
 
 pytestmark = pytest.mark.skipif(not COMPILED, reason="numba is not installed or is disabled")
 

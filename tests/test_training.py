@@ -16,7 +16,7 @@ import pytest
 
 import c8env
 from c8env.agents import PolicyAgent, load
-from c8env.wrappers import SingleAgentEnv
+from c8env.envs.single_agent import SingleAgentEnv
 from training.config import TrainConfig, config_from_dict, field_docs, load_config
 from training.pool import OpponentPool, Snapshots
 
@@ -461,7 +461,7 @@ def test_tiny_run_checkpoints_resumes_and_exports(tmp_path, processes):
         env.step((agent if name == "player_0" else opponent).act(obs))
         moves += 1
     assert moves > 0 and ended == {"player_0", "player_1"} and sum(final.values()) == 0
-    assert env.unwrapped.state.hand_over
+    assert env.unwrapped.game.hand_over
 
 
 def test_plot_draws_a_run_and_rejects_what_is_not_one(tmp_path):

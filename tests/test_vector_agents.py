@@ -13,23 +13,27 @@ import numpy as np
 import pytest
 
 from c8env import IllegalActionError, preset_names
-from c8env.agents import heuristic
-from c8env.agents.heuristic import GreedyAgent, RandomAgent, greedy_action
-from c8env.agents.view import view_from_state
+from c8env.agents import batched, greedy
+from c8env.agents.batched import EXTERNAL, GREEDY, RandomAgents, autoplay, greedy_actions
+from c8env.agents.decision_view import view_from_state
+from c8env.agents.greedy import GreedyAgent, greedy_action
+from c8env.agents.random_agent import RandomAgent
 from c8env.engine import State
 from c8env.episode import Episode
 from c8env.observation import StateObservation, encode_observation
 from c8env.seeding import derive_seed
-from c8env.vector import EXTERNAL, GREEDY, RandomAgents, VectorGames, derive_seeds
-from c8env.vector import agents as vector_agents
+from c8env.vector import VectorGames, derive_seeds
 
 ROOT = Path(__file__).resolve().parent.parent
 WEIGHTS = ("LONG_SUIT", "NEXT_VOID", "ATTACK_CLOSE", "ATTACK_FAR", "ANY_NEXT", "KEEP_WILD", "SUIT_HELD",
            "SUIT_NEXT_VOID")
 
 
-def test_the_batched_greedy_has_the_heuristics_weights() -> None:
-    assert [getattr(vector_agents, w) for w in WEIGHTS] == [getattr(heuristic, w) for w in WEIGHTS]
+def test_the_batched_greedy_reads_the_heuristics_weights() -> None:
+    """Greedy's weights are written once, in c8env.agents.greedy; the batched greedy imports them."""
+    assert all(getattr(batched, w) is getattr(greedy, w) for w in WEIGHTS)
+    source = Path(batched.__file__).read_text()
+    assert not [w for w in WEIGHTS if f"\n{w} =" in source or f", {w} =" in source], "a weight assigned again"
 
 
 def assert_same(batch: VectorGames, states: list[State], where: str) -> None:
@@ -52,7 +56,7 @@ def test_greedy_equals_the_scalar_greedy_at_every_step(preset: str, n: int) -> N
     coins = np.random.default_rng(n)
     decisions = 0
     for step in range(250):
-        greedy = batch.greedy_actions()
+        greedy = greedy_actions(batch)
         for b, state in enumerate(states):
             assert greedy[b] == greedy_action(view_from_state(state), batch.rules), f"{preset} {n}p step {step} game {b}"
             decisions += len(state.legal_actions()) > 1
@@ -165,20 +169,21 @@ def test_random_agents_refuse_bad_input() -> None:
 
 def test_greedy_before_any_reset_is_an_error() -> None:
     with pytest.raises(RuntimeError, match="reset"):
-        VectorGames(2).greedy_actions()
+        greedy_actions(VectorGames(2))
 
 
 def test_same_agents_without_numba() -> None:
     """NUMBA_DISABLE_JIT=1: the agent kernels as plain Python choose the same actions."""
     script = (
         "import json, numpy as np\n"
-        "from c8env.vector import VectorGames, RandomAgents, COMPILED\n"
+        "from c8env.vector import VectorGames, COMPILED\n"
+        "from c8env.agents.batched import RandomAgents, greedy_actions\n"
         "games = VectorGames(3, 4, 'special_cards')\n"
         "games.reset(2)\n"
         "agents = RandomAgents(np.array([1, 2, 3]))\n"
         "chosen = []\n"
         "for step in range(60):\n"
-        "    actions = games.greedy_actions() if step % 2 else agents.actions(games.action_mask)\n"
+        "    actions = greedy_actions(games) if step % 2 else agents.actions(games.action_mask)\n"
         "    chosen.append(actions.tolist())\n"
         "    games.step(actions)\n"
         "print(json.dumps({'compiled': COMPILED, 'chosen': chosen}))\n"
@@ -194,7 +199,7 @@ def test_same_agents_without_numba() -> None:
     agents = RandomAgents(np.array([1, 2, 3]))
     chosen = []
     for step in range(60):
-        actions = games.greedy_actions() if step % 2 else agents.actions(games.action_mask)
+        actions = greedy_actions(games) if step % 2 else agents.actions(games.action_mask)
         chosen.append(actions.tolist())
         games.step(actions)
     assert plain["chosen"] == chosen
@@ -234,7 +239,7 @@ def test_autoplay_equals_the_scalar_agents(episode: str, reward: str) -> None:
 
     ended_episodes = 0
     for _ in range(60):
-        rewards, terminated, truncated = batch.autoplay(seat_agents, randoms)
+        rewards, terminated, truncated = autoplay(batch, seat_agents, randoms)
         totals = np.zeros((games, n))
         for b in range(games):
             while True:
@@ -269,11 +274,11 @@ def test_autoplay_refuses_bad_input() -> None:
     for seat_agents, message in [(np.zeros((2, 3), dtype=np.int64), "shape"), (np.full((2, 2), 1), "holds 1"),
                                  (np.full((2, 2), -3), "holds -3"), (np.zeros((2, 2)), "int array")]:
         with pytest.raises(ValueError, match=message):
-            batch.autoplay(seat_agents, randoms)
+            autoplay(batch, seat_agents, randoms)
     with pytest.raises(ValueError, match=r"holds 0; allowed: GREEDY \(-2\), EXTERNAL \(-1\) \(no random agents given\)"):
-        batch.autoplay(np.zeros((2, 2), dtype=np.int64))
+        autoplay(batch, np.zeros((2, 2), dtype=np.int64))
     with pytest.raises(ValueError, match="RandomAgents for 2 games"):
-        batch.autoplay(np.zeros((2, 2), dtype=np.int64), [RandomAgents([1, 2, 3])])
+        autoplay(batch, np.zeros((2, 2), dtype=np.int64), [RandomAgents([1, 2, 3])])
 
 
 def test_derive_seeds_is_derive_seed() -> None:

@@ -18,7 +18,7 @@ with warnings.catch_warnings():
 
 from c8env.agents import POLICY_DIR
 from c8env.cards import card_text
-from c8env.replay import play_replay
+from c8env.tools.replay import play_replay
 from c8env.web.app import create_app
 from c8env.web.games import GameManager
 

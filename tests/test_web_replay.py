@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from c8env.actions import DRAW
-from c8env.cli import COMMANDS
 from c8env.engine import State
-from c8env.replay import build_parser, build_replay, event_for, main, play_replay, view_replay
+from c8env.tools.cli import COMMANDS
+from c8env.tools.replay import build_parser, build_replay, event_for, main, play_replay, view_replay
 from c8env.web import serve
 
 
@@ -110,7 +110,7 @@ def test_replay_command_steps_forwards_and_backwards(tmp_path: Path, capsys) -> 
     build_parser().parse_args([str(path), "--seat", "0"])
     with pytest.raises(SystemExit):
         main([str(tmp_path / "missing.json")])
-    assert COMMANDS["replay"][0] == "c8env.replay" and COMMANDS["serve"][0] == "c8env.web.serve"
+    assert COMMANDS["replay"][0] == "c8env.tools.replay" and COMMANDS["serve"][0] == "c8env.web.serve"
 
 
 def test_serve_binds_to_loopback_and_warns_when_exposed(monkeypatch, capsys) -> None:

@@ -1,4 +1,4 @@
-"""The Gymnasium single-agent wrapper (``c8env.wrappers.SingleAgentEnv``): API checkers, rewards
+"""The Gymnasium single-agent wrapper (``c8env.envs.single_agent.SingleAgentEnv``): API checkers, rewards
 from fixed positions, opponents acting between the learner's turns, seats, seeding, errors,
 and Stable-Baselines3 vectorized envs with action masks.
 
@@ -19,7 +19,7 @@ import c8env
 from c8env import DRAW, IllegalActionError, parse_card
 from c8env.agents import GreedyAgent, RandomAgent
 from c8env.engine import ANNOUNCE_PHASE, DECLARE
-from c8env.wrappers import SingleAgentEnv
+from c8env.envs.single_agent import SingleAgentEnv
 
 
 def c(text: str) -> int:
@@ -118,13 +118,13 @@ def test_spaces_match_the_aec_env():
     assert env.observation_space.contains(obs)
     mask = env.action_masks()
     assert mask.dtype == bool and mask.shape == (60,)
-    assert np.flatnonzero(mask).tolist() == env.unwrapped.state.legal_actions()
+    assert np.flatnonzero(mask).tolist() == env.unwrapped.game.legal_actions()
 
 
 def test_observation_is_the_learners_aec_observation():
     env = SingleAgentEnv(num_players=3, learner_seat=1, opponents="random")
     obs, _ = env.reset(seed=5)
-    state = env.unwrapped.state
+    state = env.unwrapped.game
     assert state.current_player == 1
     aec = c8env.raw_env(num_players=3)
     aec.reset(options={"state": state.to_dict()})
@@ -143,7 +143,7 @@ def test_hand_lost_on_opponent_move_2p(opponents):
     obs, reward, terminated, truncated, info = env.step(c("2C"))
     assert (reward, terminated, truncated) == (-1.0, True, False)
     assert info["hand_winner"] == 1 and info["end_reason"] == "out"
-    state = env.unwrapped.state
+    state = env.unwrapped.game
     assert state.hand_over and state.discard[-1] == c("7C") and state.sizes == [1, 0]
     assert not env.action_masks().any()
     with pytest.raises(RuntimeError, match="reset"):
@@ -167,7 +167,7 @@ def test_hand_lost_on_later_opponent_move_3p(reward_type, expected):
     assert (reward, terminated, truncated) == (expected, True, False)
     assert info["hand_winner"] == 2
     assert seat1.calls == 1 and seat2.calls == 1  # both opponents moved before the learner's next turn
-    assert env.unwrapped.state.discard[-3:] == [c("2C"), c("9C"), c("7C")]
+    assert env.unwrapped.game.discard[-3:] == [c("2C"), c("9C"), c("7C")]
 
 
 def test_learner_wins_on_its_own_move():
@@ -187,7 +187,7 @@ def test_opponents_move_first_until_learners_turn():
     env = SingleAgentEnv(num_players=3, learner_seat=2, opponents=[first, second])
     env.reset(seed=0, options={"state": copy.deepcopy(data)})
     assert first.calls == second.calls == 1
-    state = env.unwrapped.state
+    state = env.unwrapped.game
     assert state.current_player == 2 and state.discard[-1] == c("4C")
     assert env.action_masks()[c("2C")]
 
@@ -215,7 +215,7 @@ def test_rewards_equal_the_aec_env(num_players, reward_type):
     for game in range(3):
         aec = c8env.raw_env(num_players=num_players, rules="no_reshuffle", reward=reward_type)
         aec.reset(seed=100 + game)
-        start = aec.state.to_dict()
+        start = aec.game.to_dict()
         log, totals = [], dict.fromkeys(aec.agents, 0.0)
         rng = np.random.default_rng(game)
         for agent in aec.agent_iter():
@@ -247,13 +247,13 @@ def test_fixed_and_random_seat():
     for seed in range(10):
         _, info = fixed.reset(seed=seed)
         assert info["learner_seat"] == 3 == fixed.learner_seat
-        assert fixed.unwrapped.state.current_player == 3
+        assert fixed.unwrapped.game.current_player == 3
     free = SingleAgentEnv(num_players=4)
     seats = set()
     for seed in range(40):
         _, info = free.reset(seed=seed)
         seats.add(info["learner_seat"])
-        assert free.unwrapped.state.current_player == info["learner_seat"]
+        assert free.unwrapped.game.current_player == info["learner_seat"]
         assert free.reset(seed=seed)[1]["learner_seat"] == info["learner_seat"]
     assert seats == {0, 1, 2, 3}
 
@@ -321,7 +321,7 @@ def test_opponents_act_between_learner_turns():
         _, _, terminated, truncated, _ = env.step(random_legal(env, rng))
         if terminated or truncated:
             break
-        state = env.unwrapped.state
+        state = env.unwrapped.game
         assert state.current_player == 1
         if before == sum(o.calls for o in opponents):  # no opponent moved: the learner's turn goes on
             assert state.draws > 0 or state.phase in (DECLARE, ANNOUNCE_PHASE)
@@ -356,7 +356,7 @@ def test_state_observation_path_equals_plain_observation(kind):
 def test_match_episode():
     env = SingleAgentEnv(num_players=3, rules="five_hands", episode="match", opponents="greedy")
     _, rewards, infos = play_episode(env, seed=4)
-    state = env.unwrapped.state
+    state = env.unwrapped.game
     assert state.match_over and state.hands_played >= 5
     assert infos[-1]["match_winner"] == state.match_winner
     hands_ended = sum(1 for info in infos[1:] if "hand_winner" in info)
@@ -379,11 +379,11 @@ def test_truncation():
 def test_illegal_learner_action_raises_and_changes_nothing():
     env = SingleAgentEnv(num_players=2, learner_seat=0, opponents="greedy", illegal_action="raise")
     env.reset(seed=0, options={"state": copy.deepcopy(LOSE_2P)})
-    before = env.unwrapped.state.to_dict()
+    before = env.unwrapped.game.to_dict()
     pattern = rf"action {c('KD')} \(play KD\) is illegal for player 0.*legal: {c('2C')} \(play 2C\), 56 \(draw\)"
     with pytest.raises(IllegalActionError, match=pattern):
         env.step(c("KD"))
-    assert env.unwrapped.state.to_dict() == before
+    assert env.unwrapped.game.to_dict() == before
     obs, reward, terminated, *_ = env.step(np.int64(c("2C")))  # numpy integers are accepted
     assert terminated
 
@@ -477,7 +477,7 @@ def test_deal_that_ends_before_the_learner_moves_is_replaced():
     skipped = 0
     for seed in range(30):
         obs, info = env.reset(seed=seed)
-        state = env.unwrapped.state
+        state = env.unwrapped.game
         assert not state.hand_over and state.current_player == 0 and env.action_masks().any()
         skipped += info.get("skipped_deals", 0)
         assert env.reset(seed=seed)[1] == info
@@ -490,7 +490,7 @@ def test_match_mode_carries_a_hand_lost_before_the_learner_moves():
     data = {"hands": [["2H", "KD"], ["7C"]], "stock": ["4H", "9S", "JD"], "discard": ["5C"], "current_player": 1}
     env = SingleAgentEnv(num_players=2, episode="match", learner_seat=0, opponents="greedy")
     _, info = env.reset(seed=0, options={"state": data})
-    state = env.unwrapped.state
+    state = env.unwrapped.game
     assert state.hands_played == 1 and not state.hand_over and state.current_player == 0
     assert state.scores == [0, 12]  # 2H + KD
     _, reward, terminated, truncated, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))

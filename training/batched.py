@@ -1,7 +1,7 @@
 """``BatchedVecEnv``: the training envs as one batch of the batched engine, in the learner process.
 
 The ``vec_env: batched`` backend of :func:`training.vec.make_vec_env`. ``config.n_envs`` games
-of :class:`c8env.batched_learner.LearnerGames`, each with one learner seat against opponents
+of :class:`c8env.envs.learner_games.LearnerGames`, each with one learner seat against opponents
 drawn from the run's :class:`training.pool.OpponentPool` at every episode's start, exactly as
 :class:`training.envs.PoolEnv` draws them (random, greedy, and ``self`` snapshots played as
 NumPy policies, batched); the ``expert`` kind cannot be batched and is refused. No worker
@@ -27,8 +27,8 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvStepReturn
 
 from c8env.actions import NUM_ACTIONS
-from c8env.batched_learner import LearnerGames
-from c8env.spaces import vector_space
+from c8env.envs.learner_games import LearnerGames
+from c8env.envs.spaces import vector_space
 from c8env.vector.kernels import END_REASONS
 from training.config import TrainConfig
 from training.envs import make_pool

@@ -18,7 +18,7 @@ import cloudpickle
 import gymnasium
 from gymnasium.wrappers import RecordEpisodeStatistics
 
-from c8env.wrappers import SingleAgentEnv
+from c8env.envs.single_agent import SingleAgentEnv
 from training.config import TrainConfig
 from training.pool import OpponentPool
 

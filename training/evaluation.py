@@ -1,5 +1,5 @@
 """The periodic and final evaluations of both training paths (SB3 and RLlib): a policy file against
-the config's evaluation opponents on duplicate deals (:func:`c8env.evaluate.evaluate`)."""
+the config's evaluation opponents on duplicate deals (:func:`c8env.tools.evaluation.evaluate`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, Protocol
 
-from c8env.evaluate import evaluate
+from c8env.tools.evaluation import evaluate
 
 #: Evaluation deals are seeded ``EVAL_SEED + seed`` (periodic: the same deals each time) and ``FINAL_SEED + seed``.
 EVAL_SEED, FINAL_SEED = 1_000, 2_000
@@ -24,7 +24,7 @@ class EvalConfig(Protocol):
 
 def evaluate_policy(path: Path, config: EvalConfig, deals: int, seed: int) -> list[dict[str, Any]]:
     """The policy file in one seat against each evaluation opponent in all the others (``cut_off``: hands still
-    running after :data:`c8env.evaluate.MAX_HAND_STEPS` moves)."""
+    running after :data:`c8env.tools.evaluation.MAX_HAND_STEPS` moves)."""
     rows = []
     for opponent in config.eval_opponents:
         table = evaluate([str(path)] + [opponent] * (config.num_players - 1), config.num_players, config.rules, deals,

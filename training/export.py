@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from c8env.agents.policy import save_policy
-from c8env.argcheck import Parser, check_rules_arg, int_between, new_file
 from c8env.rules import load_rules
+from c8env.tools.argcheck import Parser, check_rules_arg, int_between, new_file
 from training.config import TrainConfig, config_from_dict, load_config
 
 

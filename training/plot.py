@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from c8env.argcheck import Parser, new_file
+from c8env.tools.argcheck import Parser, new_file
 from training.evaluation import stalls
 
 

@@ -41,8 +41,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from c8env.argcheck import Parser, int_at_least
 from c8env.seeding import derive_seed
+from c8env.tools.argcheck import Parser, int_at_least
 from training.config import TrainConfig, describe, load_config, parse_overrides
 from training.envs import make_pool
 from training.evaluation import EVAL_SEED, FINAL_SEED, eval_scalars, evaluate_policy, record_evaluation, results_table

@@ -4,7 +4,7 @@ Every agent has ``act(observation) -> int`` (the env's observation dict, on the
 agent's turn) and always returns a legal action. Specs:
 
 - ``random``: uniform over the legal actions;
-- ``greedy``: the fast heuristic of :func:`c8env.agents.heuristic.greedy_action`;
+- ``greedy``: the fast heuristic of :func:`c8env.agents.greedy.greedy_action`;
 - ``expert``: determinized Monte Carlo search (:mod:`c8env.agents.expert`); options
   after a colon, e.g. ``expert:simulations=200`` or ``expert:time_ms=50``; with
   ``policy=<shipped name or .npz path>`` a trained network guides it (``top=3``
@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from c8env.agents.expert import ExpertAgent
-from c8env.agents.heuristic import GreedyAgent, RandomAgent
+from c8env.agents.greedy import GreedyAgent
+from c8env.agents.random_agent import RandomAgent
 from c8env.agents.policy import PolicyAgent
 from c8env.engine import check_num_players, check_seed
 from c8env.rules import RuleSet, load_rules

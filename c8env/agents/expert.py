@@ -23,7 +23,7 @@ inference assumes), so a move is judged by how the network would go on (README,
 "Stronger than the search"; docs/strength.md).
 
 Where numba is installed the samples and rollouts run compiled
-(:mod:`c8env.vector.search`): the same decisions, many times faster.
+(:mod:`c8env.agents.search_compiled`): the same decisions, many times faster.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from c8env.actions import ANNOUNCE, DRAW
-from c8env.agents.heuristic import greedy_action
+from c8env.agents.decision_view import view_from_state
+from c8env.agents.greedy import greedy_action
 from c8env.agents.policy import PolicyAgent
-from c8env.agents.view import view_from_state
 from c8env.cards import NUM_CARDS, NUM_SUITS, RANKS, SUIT_MASKS, SUITS, card_text
 from c8env.engine import ANY_SUIT, PHASE_NAMES, Phase, State, wild_mask_for
 from c8env.episode import MAX_HAND_STEPS, POLICY_ROLLOUT_STEPS, hand_rewards, play_hand
@@ -213,10 +213,10 @@ class ExpertAgent:
 
     def _compiled_search(self, public: State, unseen: list[int], sizes: list[int], requirements: dict,
                          candidates: list[int], totals: np.ndarray, deadline: float | None) -> int:
-        """The loop of :meth:`_search`, run by :class:`c8env.vector.search.CompiledSearch` (one call, or one
+        """The loop of :meth:`_search`, run by :class:`c8env.agents.search_compiled.CompiledSearch` (one call, or one
         call per sample under a time budget); the number of samples taken."""
         if self._kernel is None:
-            from c8env.vector.search import CompiledSearch
+            from c8env.agents.search_compiled import CompiledSearch
 
             network = (self.policy.layers, self.policy.meta["activation"]) if self.rollouts == "policy" else None
             self._kernel = CompiledSearch(self.rules, self.num_players, self.reward, network)

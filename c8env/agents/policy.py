@@ -24,6 +24,10 @@ from c8env.actions import NUM_ACTIONS
 from c8env.observation import OBS_SIZE, check_observation
 
 FORMAT = "c8env-policy"
+#: A batch's logits may differ from one observation's in the last bits (another summation order); a row whose two
+#: best legal logits lie closer than this (relative) is recomputed alone, so :meth:`PolicyAgent.act_batch` always
+#: equals :meth:`PolicyAgent.act`.
+TIE_MARGIN = 1e-3
 VERSION = 1
 _ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 
@@ -112,3 +116,17 @@ class PolicyAgent:
             raise ValueError("PolicyAgent.act: the action mask has no legal action (not this agent's turn?)")
         logits = self.logits(observation["observation"])
         return int(np.argmax(np.where(mask.astype(bool), logits, -np.inf)))
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """:meth:`act` for a batch: observations float32[k, 245] and masks int8[k, 60] in, actions int64[k] out.
+
+        The masked argmax of the batch's logits, each near tie (:data:`TIE_MARGIN`) recomputed from its
+        observation alone, so every row is exactly the move :meth:`act` makes."""
+        legal = np.asarray(masks).astype(bool)
+        logits = np.where(legal, self.logits(observations), -np.inf)
+        actions = np.argmax(logits, axis=1)
+        top_two = -np.partition(-logits, 1, axis=1)[:, :2]
+        close = np.abs(top_two[:, 0] - top_two[:, 1]) < TIE_MARGIN * np.maximum(1.0, np.abs(top_two[:, 0]))
+        for row in np.flatnonzero(close):
+            actions[row] = np.argmax(np.where(legal[row], self.logits(observations[row]), -np.inf))
+        return actions

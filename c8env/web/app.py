@@ -33,10 +33,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from c8env.agents import available
-from c8env.replay import MAX_REPLAY_BYTES, play_replay
 from c8env.rules import preset_names
+from c8env.tools.replay import MAX_REPLAY_BYTES, play_replay
 from c8env.web.games import MAX_EXPERT_SIMULATIONS, MAX_EXPERT_TIME_MS, Game, GameError, GameManager
-from c8env.web.view import table_view
+from c8env.web.seat_view import table_view
 
 STATIC = Path(__file__).parent / "static"
 

@@ -22,9 +22,9 @@ from c8env.agents import Agent, PolicyAgent, available, load
 from c8env.engine import IllegalActionError, State
 from c8env.episode import MAX_HAND_STEPS
 from c8env.observation import StateObservation
-from c8env.replay import build_replay, move_event
 from c8env.rules import preset_names
-from c8env.web.view import table_view
+from c8env.tools.replay import build_replay, move_event
+from c8env.web.seat_view import table_view
 
 #: Budget limits of ``expert`` opponents on the server (one agent move holds its game's lock).
 MAX_EXPERT_SIMULATIONS = 2000

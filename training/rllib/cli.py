@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from c8env.argcheck import Parser, int_at_least
+from c8env.tools.argcheck import Parser, int_at_least
 from training.config import parse_overrides
 from training.rllib.config import RESUMABLE_KEYS, RLlibConfig, describe_rllib, load_rllib_config
 

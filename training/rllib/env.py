@@ -15,14 +15,14 @@ from typing import Any
 
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from c8env.crazy_eights import raw_env
+from c8env.envs.crazy_eights import raw_env
 
 #: The name the env is registered under (``ray.tune.registry.register_env``).
 ENV_NAME = "c8env_crazy_eights_v0"
 
 
 class CrazyEightsMultiAgentEnv(MultiAgentEnv):
-    """``crazy_eights_v0.raw_env(**env_config)`` for RLlib (keys as :class:`c8env.crazy_eights.raw_env`'s arguments)."""
+    """``crazy_eights_v0.raw_env(**env_config)`` for RLlib (keys as :class:`c8env.envs.crazy_eights.raw_env`'s arguments)."""
 
     def __init__(self, env_config: dict[str, Any] | None = None) -> None:
         super().__init__()

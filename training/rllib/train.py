@@ -12,7 +12,7 @@
 3. the loop: ``algo.train()`` iterations until ``total_steps`` learner decisions; every
    ``snapshot_interval`` steps a frozen copy of ``main`` joins as a module (``algo.add_module``, the
    oldest beyond ``max_snapshots`` leaves); every ``eval_interval`` steps ``main`` is exported to a
-   NumPy policy file and evaluated with :func:`c8env.evaluate.evaluate` against ``eval_opponents`` on
+   NumPy policy file and evaluated with :func:`c8env.tools.evaluation.evaluate` against ``eval_opponents`` on
    seeded duplicate deals (win rate, 95% Wilson interval; ``evals.jsonl``, TensorBoard ``eval/``; none at
    step 0: an untrained network's argmax may draw until a hand's step limit), the
    best against greedy kept as ``best.npz``; every ``checkpoint_interval`` steps
@@ -88,7 +88,7 @@ def learner_spec(config: RLlibConfig) -> Any:
     """The ``RLModuleSpec`` of ``main`` and its snapshots."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from c8env.spaces import action_space, observation_dict_space
+    from c8env.envs.spaces import action_space, observation_dict_space
     from training.rllib.modules import MaskedPPOModule
 
     return RLModuleSpec(module_class=MaskedPPOModule, observation_space=observation_dict_space(),

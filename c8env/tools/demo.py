@@ -1,5 +1,5 @@
 """Watch one seeded hand between two built-in agents, move by move, with every card face up:
-``python -m c8env.demo --players 2 --rules standard --seed 7`` (what ``make demo`` runs).
+``python -m c8env.tools.demo --players 2 --rules standard --seed 7`` (what ``make demo`` runs).
 
 Each move says who did what, what a special card does, when the stock is reshuffled,
 and how many cards each player has left; a summary ends the hand. ``--agents`` picks
@@ -13,13 +13,13 @@ from collections.abc import Callable, Sequence
 
 from c8env.actions import DRAW, PASS, action_text
 from c8env.agents import load
-from c8env.argcheck import Parser, check_rules_arg, int_at_least, int_between
 from c8env.cards import NUM_CARDS, card_text
 from c8env.engine import State
 from c8env.episode import play_hand
 from c8env.observation import StateObservation
 from c8env.rules import RuleSet, load_rules
 from c8env.text import direction_text, follow_text, move_events
+from c8env.tools.argcheck import Parser, check_rules_arg, int_at_least, int_between
 
 DEFAULT_AGENTS = ("greedy", "expert:simulations=20")
 

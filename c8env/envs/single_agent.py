@@ -21,11 +21,12 @@ from gymnasium import spaces
 
 from c8env.actions import NUM_ACTIONS
 from c8env.agents import PolicyAgent, load
+from c8env.deprecation import warn_moved
 from c8env.engine import IllegalActionError, State, check_num_players, check_seed
+from c8env.envs.spaces import check_render_mode, render_output, vector_space
 from c8env.episode import Episode, read_state
 from c8env.observation import StateObservation, action_mask, encode_observation
 from c8env.rules import RuleSet, load_rules
-from c8env.spaces import check_render_mode, render_output, vector_space
 from c8env.text import render_text
 
 #: Deals tried at one ``reset`` before giving up when every hand ends before the learner's first decision.
@@ -97,13 +98,13 @@ class SingleAgentEnv(gymnasium.Env):
       and 0-d integer arrays (what ``MaskablePPO.predict()`` returns) are accepted.
 
     ``gymnasium.make("c8env/SingleAgent-v0", ...)`` builds it once this module is imported
-    (or in one call: ``gymnasium.make("c8env.wrappers:c8env/SingleAgent-v0", ...)``).
+    (or in one call: ``gymnasium.make("c8env.envs.single_agent:c8env/SingleAgent-v0", ...)``).
 
     An opponent that returns an illegal action raises :class:`c8env.IllegalActionError`
     naming the opponent, its seat and the move.
 
     ## Example
-    >>> from c8env.wrappers import SingleAgentEnv
+    >>> from c8env.envs.single_agent import SingleAgentEnv
     >>> env = SingleAgentEnv(num_players=2, opponents="greedy")
     >>> obs, info = env.reset(seed=0)
     >>> done = False
@@ -161,7 +162,8 @@ class SingleAgentEnv(gymnasium.Env):
             for entry in self._fixed_entries:
                 self._build(entry, seed=None)
 
-        self.state: State | None = None
+        self.game: State | None = None
+        """The engine state of the position (``None`` before the first ``reset``)."""
         self.learner_seat: int = 0 if self.fixed_seat is None else self.fixed_seat
         self.opponents: list[Any] = []  # by seat; None at the learner's seat
         self._labels: list[str] = []
@@ -225,7 +227,7 @@ class SingleAgentEnv(gymnasium.Env):
 
     def _opponent_action(self, seat: int) -> int:
         # Built-in agents read a StateObservation's facts straight from the state, without encoding.
-        return self.opponents[seat].act(StateObservation(self.state, seat))
+        return self.opponents[seat].act(StateObservation(self.game, seat))
 
     # ----- Gymnasium API ----------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
@@ -260,14 +262,14 @@ class SingleAgentEnv(gymnasium.Env):
         for _ in range(MAX_REDEALS):
             deal_seed = int(rng.integers(_SEED_BOUND))
             if "state" in options:
-                self.state = State.from_dict(options["state"], rules=self.rules, seed=deal_seed)
-                if self.state.num_players != n:
-                    raise ValueError(f"options['state'] has {self.state.num_players} players but the env has {n}")
-                if self.state.hand_over:
+                self.game = State.from_dict(options["state"], rules=self.rules, seed=deal_seed)
+                if self.game.num_players != n:
+                    raise ValueError(f"options['state'] has {self.game.num_players} players but the env has {n}")
+                if self.game.hand_over:
                     raise ValueError("options['state'] has phase 'over'; give a position with a move to make")
             else:
-                self.state = State.new(n, self.rules, seed=deal_seed)
-            self._episode.start(self.state)
+                self.game = State.new(n, self.rules, seed=deal_seed)
+            self._episode.start(self.game)
             reward, _ = self._play_opponents(0.0, {})
             if not self._episode.done:
                 break
@@ -289,12 +291,12 @@ class SingleAgentEnv(gymnasium.Env):
             info["skipped_deals"] = skipped
         if self.render_mode == "human":
             self.render()
-        return encode_observation(self.state, self.learner_seat), info
+        return encode_observation(self.game, self.learner_seat), info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:
             raise RuntimeError("step() called on a finished episode (or before reset()); call reset() first")
-        action = self.state.check_action(action)  # no action id at all: refused, never penalised
+        action = self.game.check_action(action)  # no action id at all: refused, never penalised
         try:
             rewards = self._episode.step(action)
         except IllegalActionError:
@@ -302,7 +304,7 @@ class SingleAgentEnv(gymnasium.Env):
                 raise
             self._done = True
             info = {"learner_seat": self.learner_seat, "illegal_action": action}
-            return encode_observation(self.state, self.learner_seat), self.illegal_reward, True, False, info
+            return encode_observation(self.game, self.learner_seat), self.illegal_reward, True, False, info
         reward = self._pending_reward
         self._pending_reward = 0.0
         info = {"learner_seat": self.learner_seat}
@@ -313,13 +315,13 @@ class SingleAgentEnv(gymnasium.Env):
         self._done = self._episode.done
         if self.render_mode == "human":
             self.render()
-        return encode_observation(self.state, self.learner_seat), reward, self._episode.terminated, \
+        return encode_observation(self.game, self.learner_seat), reward, self._episode.terminated, \
             self._episode.truncated, info
 
     def _play_opponents(self, reward: float, info: dict) -> tuple[float, dict]:
         """Let the opponents move until the learner's turn or the episode's end (terminated or truncated),
         adding the learner's reward of every hand that ends and that hand's result to ``info``."""
-        episode, state, learner = self._episode, self.state, self.learner_seat
+        episode, state, learner = self._episode, self.game, self.learner_seat
         while not episode.done and state.current_player != learner:
             seat = state.current_player
             try:
@@ -333,19 +335,25 @@ class SingleAgentEnv(gymnasium.Env):
                 info.update(episode.result)
         return reward, info
 
+    @property
+    def state(self) -> State | None:
+        """Deprecated (removed in c8env 0.3): :attr:`game`, the name every env uses for the engine state."""
+        warn_moved("SingleAgentEnv.state", "SingleAgentEnv.game", stacklevel=2)
+        return self.game
+
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a bool array of 60 (all False once the episode is over)."""
         if self._done:
             return np.zeros(NUM_ACTIONS, dtype=bool)
-        return action_mask(self.state, self.learner_seat).astype(bool)
+        return action_mask(self.game, self.learner_seat).astype(bool)
 
     def render(self) -> str | None:
         return render_output(self.render_mode, self._render_text)
 
     def _render_text(self) -> str:
-        if self.state is None:
+        if self.game is None:
             raise RuntimeError("render() called before reset()")
-        return f"learner: player_{self.learner_seat}\n{render_text(self.state)}"
+        return f"learner: player_{self.learner_seat}\n{render_text(self.game)}"
 
     def close(self) -> None:
         pass
@@ -354,8 +362,8 @@ class SingleAgentEnv(gymnasium.Env):
 __all__ = ["GYMNASIUM_ID", "MAX_REDEALS", "SingleAgentEnv"]
 
 #: Gymnasium id of :class:`SingleAgentEnv`, registered when this module is imported:
-#: ``gymnasium.make("c8env/SingleAgent-v0", ...)`` after ``import c8env.wrappers``, or
-#: ``gymnasium.make("c8env.wrappers:c8env/SingleAgent-v0", ...)`` in one call.
+#: ``gymnasium.make("c8env/SingleAgent-v0", ...)`` after ``import c8env.envs.single_agent``, or
+#: ``gymnasium.make("c8env.envs.single_agent:c8env/SingleAgent-v0", ...)`` in one call.
 GYMNASIUM_ID = "c8env/SingleAgent-v0"
 if GYMNASIUM_ID not in gymnasium.registry:
-    gymnasium.register(id=GYMNASIUM_ID, entry_point="c8env.wrappers:SingleAgentEnv")
+    gymnasium.register(id=GYMNASIUM_ID, entry_point="c8env.envs.single_agent:SingleAgentEnv")

@@ -4,7 +4,7 @@
 and gives each one learning seat; built-in opponents (``random``, ``greedy``, NumPy policy
 files) fill the other seats and are played for all games at once, one batched call per
 opponent move, until every game waits for its learner again. It follows
-:class:`c8env.wrappers.SingleAgentEnv` episode for episode:
+:class:`c8env.envs.single_agent.SingleAgentEnv` episode for episode:
 
 * slot ``b`` has its own ``numpy.random.Generator``, seeded ``seed + b`` (Gymnasium's and
   Stable-Baselines3's per-env seeds), drawing what ``SingleAgentEnv.reset`` draws in the same
@@ -21,10 +21,10 @@ opponent move, until every game waits for its learner again. It follows
   finished game, :attr:`results` its last hand (``hand_winner``, ``end_reason``, ``scores``,
   ``match_winner``).
 
-Opponents play as the scalar env's agents: ``greedy`` is :func:`c8env.vector.agents.greedy_all`,
+Opponents play as the scalar env's agents: ``greedy`` is :func:`c8env.agents.batched.greedy_all`,
 ``random`` a generator per game and seat seeded as ``RandomAgent(seed)`` with the seed that
 ``SingleAgentEnv`` draws for that seat, a policy the masked argmax of its NumPy logits. NumPy and
-the kernels only: no Gymnasium here (:mod:`c8env.batched_envs` builds on it).
+the kernels only: no Gymnasium here (:mod:`c8env.envs.vector_envs` builds on it).
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from c8env.actions import NUM_ACTIONS, action_text
-from c8env.agents import GreedyAgent, PolicyAgent, RandomAgent, load
+from c8env.agents import GreedyAgent, PolicyAgent, RandomAgent, batched, load
 from c8env.engine import IllegalActionError, check_num_players, check_seed
 from c8env.episode import check_episode_args
 from c8env.observation import OBS_SIZE
 from c8env.rules import RuleSet, load_rules
-from c8env.vector import agents, kernels, rule_table
+from c8env.vector import kernels, rule_table
 from c8env.vector.jit import jit
 
 #: Deals tried for one episode before giving up when each ends before the learner's first decision.
@@ -127,9 +127,9 @@ def advance(g: kernels.Games, t: kernels.Table, live: np.ndarray, seats: np.ndar
                 break
             kernels.legal_mask(g, b, t, mask[b])
             if kind == RANDOM:
-                action = agents.random_action(mask[b], generators[p, b])
+                action = batched.random_action(mask[b], generators[p, b])
             else:
-                action = agents.greedy_action(g, b, t, mask[b])
+                action = batched.greedy_action(g, b, t, mask[b])
             _move(g, b, t, action, seats[b], reward, terminated, truncated, res, final_obs, s)
 
 
@@ -255,7 +255,7 @@ class LearnerGames:
             self._kinds[key] = RANDOM if isinstance(agent, RandomAgent) else GREEDY
         else:
             raise ValueError(f"opponent {entry!r} cannot be played in batch; allowed: 'random', 'greedy' or a NumPy "
-                             "policy (.npz path, shipped policy name, PolicyAgent); use c8env.wrappers.SingleAgentEnv "
+                             "policy (.npz path, shipped policy name, PolicyAgent); use c8env.envs.single_agent.SingleAgentEnv "
                              "for other agents")
         return self._kinds[key]
 
@@ -314,7 +314,7 @@ class LearnerGames:
             self.skipped[b] = 0
         with np.errstate(over="ignore"):
             for p in range(n):
-                agents.seed_all(self._random_seeds[p], which, self._random_generators[p], self.scratch)
+                batched.seed_all(self._random_seeds[p], which, self._random_generators[p], self.scratch)
         todo = which
         while True:
             with np.errstate(over="ignore"):

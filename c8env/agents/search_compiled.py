@@ -3,7 +3,7 @@
 :class:`CompiledSearch` runs the sample-and-rollout loop of
 :class:`c8env.agents.expert.ExpertAgent` as one kernel: it deals the hidden cards of
 each sample the way the agent does (same generator, same constraints), plays every
-candidate out with greedy play by everyone (:func:`c8env.vector.agents.greedy_action`)
+candidate out with greedy play by everyone (:func:`c8env.agents.batched.greedy_action`)
 -- or, given a :class:`Network`, with the observer's own moves played by a trained
 policy network (:func:`policy_action`) -- and sums the observer's rewards. Given the
 same generator state it returns the same totals as the agent's Python loop, so the
@@ -19,11 +19,12 @@ from typing import NamedTuple
 import numpy as np
 
 from c8env.actions import NUM_ACTIONS
+from c8env.agents import batched
 from c8env.engine import State
 from c8env.episode import MAX_HAND_STEPS, POLICY_ROLLOUT_STEPS
 from c8env.observation import OBS_SIZE
 from c8env.rules import RuleSet
-from c8env.vector import agents, kernels, rng, rule_table
+from c8env.vector import kernels, rng, rule_table
 from c8env.vector.jit import jit
 from c8env.vector.kernels import MAX_CARDS, OVER, Games, Scratch, Table
 
@@ -218,7 +219,7 @@ def rollout(g: Games, b: int, t: Table, action: int, net: Network, w: Work, s: S
         if policy and g.current[b] == 0 and steps < POLICY_ROLLOUT_STEPS:
             move = policy_action(g, b, t, net, w.mask)
         else:
-            move = agents.greedy_action(g, b, t, w.mask)
+            move = batched.greedy_action(g, b, t, w.mask)
         kernels.apply(g, b, t, move, s)
         steps += 1
     if g.phase[b] != OVER:

@@ -13,13 +13,13 @@ from collections.abc import Callable, Sequence
 
 from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, PASS, STOP, action_text
 from c8env.agents import Agent, available, load
-from c8env.argcheck import Parser, check_rules_arg, int_at_least, int_between
 from c8env.cards import NUM_CARDS, SUITS, card_text, parse_card
 from c8env.engine import PHASE_NAMES, Phase, State
 from c8env.episode import MAX_HAND_STEPS, play_hand
 from c8env.observation import StateObservation
 from c8env.rules import RuleSet, load_rules
 from c8env.text import direction_text, follow_text, move_events
+from c8env.tools.argcheck import Parser, check_rules_arg, int_at_least, int_between
 
 _WORDS = {"draw": DRAW, "pass": PASS, "announce": ANNOUNCE, "stop": STOP}
 _QUIT = ("q", "quit", "exit")

@@ -1,24 +1,24 @@
-"""Speed benchmarks that print figures (never timed assertions): ``c8env speed`` / ``python -m c8env.speed``.
+"""Speed benchmarks that print figures (never timed assertions): ``c8env speed`` / ``python -m c8env.tools.speed``.
 
 (How strong an agent is, rather than how fast, is measured by ``c8env eval`` and its
-benchmark protocols: :mod:`c8env.evaluate`.)
+benchmark protocols: :mod:`c8env.tools.evaluation`.)
 
-``python -m c8env.speed env`` runs PettingZoo's standard random loop (``agent_iter``,
+``python -m c8env.tools.speed env`` runs PettingZoo's standard random loop (``agent_iter``,
 ``last``, ``action_space(agent).sample(mask)``, ``step``) on ``c8env.env(num_players=2)``
 and, when installed, on Shimmy's OpenSpiel crazy_eights and PettingZoo's
 ``connect_four_v3``, in the same run.
 
-``python -m c8env.speed expert`` times the expert's decisions against greedy; with
+``python -m c8env.tools.speed expert`` times the expert's decisions against greedy; with
 ``--baseline SPEC`` it times ``--spec`` and the baseline on the same positions and prints
 the ratio (how a guided search's time per move compares with the plain expert's).
 
-``python -m c8env.speed eval`` times the command ``c8env eval greedy random --deals N``
+``python -m c8env.tools.speed eval`` times the command ``c8env eval greedy random --deals N``
 on the scalar engine (its default workers) and on the batched engine, each run as its
 own process (start-up, imports and the compiled kernels' cache load included), median
 of 3 runs, interleaved; and, apart, the batched engine's first call with an empty numba
 cache (compiling the kernels) against one with the cache.
 
-``python -m c8env.speed engine`` measures engine decisions per second for random
+``python -m c8env.tools.speed engine`` measures engine decisions per second for random
 play as an outside Python loop drives it (``state.legal_actions()``,
 ``random.Random.choice``, ``state.apply``), median of 5 runs, and, when the
 ``bench`` extra is installed, OpenSpiel's C++ crazy_eights driven by the same
@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from c8env.argcheck import Parser, int_at_least
 from c8env.engine import State
 from c8env.episode import play_hand
+from c8env.tools.argcheck import Parser, int_at_least
 
 RUNS = 5
 
@@ -355,7 +355,7 @@ def eval_command_seconds(engine: str, deals: int, cache_dir: str | None = None) 
     env = dict(os.environ)
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = cache_dir
-    command = [sys.executable, "-m", "c8env.evaluate", "greedy", "random", "--deals", str(deals), "--engine", engine,
+    command = [sys.executable, "-m", "c8env.tools.evaluation", "greedy", "random", "--deals", str(deals), "--engine", engine,
                "--no-progress"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()

@@ -60,7 +60,7 @@ def _fast_wrapper(base: type, order_enforcing: bool = False) -> type:
                 if self._has_reset and env.agents:
                     agent = env.agent_selection
                     if not (env.terminations[agent] or env.truncations[agent]):
-                        action = env.state.check_action(action)
+                        action = env.game.check_action(action)
             base.step(self, action)
 
         attrs["step"] = step

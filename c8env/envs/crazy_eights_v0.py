@@ -7,6 +7,6 @@
 
 from __future__ import annotations
 
-from c8env.crazy_eights import env, raw_env
+from c8env.envs.crazy_eights import env, raw_env
 
 __all__ = ["env", "raw_env"]

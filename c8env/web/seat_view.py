@@ -15,8 +15,8 @@ from typing import Any
 from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, PASS, STOP, action_text
 from c8env.cards import NUM_CARDS, RANKS, SUITS, card_text, rank_of, suit_of
 from c8env.engine import ANY_SUIT, PHASE_NAMES, State
-from c8env.replay import event_for, result_of
 from c8env.text import follow_text
+from c8env.tools.replay import event_for, result_of
 
 SUIT_SYMBOLS = "♣♦♥♠"
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
@@ -44,7 +44,7 @@ def action_json(action: int) -> dict[str, Any]:
 def table_view(state: State, viewer: int | None, log: Iterable[Mapping[str, Any]] = (),
                reveal_at_end: bool = True) -> dict[str, Any]:
     """The table as ``viewer`` sees it (``None``: every hand open). ``log``: move events
-    (:func:`c8env.replay.move_event`), filtered for the viewer."""
+    (:func:`c8env.tools.replay.move_event`), filtered for the viewer."""
     n = state.num_players
     over = state.hand_over
     seats = []

@@ -15,11 +15,18 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from c8env.engine import State, check_num_players, check_seed
+from c8env.envs.spaces import action_space, check_render_mode, observation_dict_space, render_output
+from c8env.envs.wrappers import wrap
 from c8env.episode import Episode, read_state
-from c8env.observation import GLOBAL_STATE_SIZE, OBS_LAYOUT, OBS_SIZE, action_mask, encode_observation
-from c8env.pettingzoo_wrappers import wrap
+from c8env.observation import (
+    GLOBAL_STATE_SIZE,
+    OBS_LAYOUT,
+    OBS_SIZE,
+    action_mask,
+    encode_global_state,
+    encode_observation,
+)
 from c8env.rules import RuleSet, load_rules
-from c8env.spaces import action_space, check_render_mode, observation_dict_space, render_output
 from c8env.text import render_text
 
 #: The keys ``reset(options=...)`` understands.
@@ -44,7 +51,7 @@ def env(**kwargs: Any) -> AECEnv:
     """The Crazy Eights AEC env wrapped like PettingZoo's classic envs (arguments as :class:`raw_env`):
     TerminateIllegalWrapper (illegal move: -1 and the game ends), AssertOutOfBoundsWrapper,
     OrderEnforcingWrapper (subclasses of PettingZoo's that read attributes directly:
-    :mod:`c8env.pettingzoo_wrappers`)."""
+    :mod:`c8env.envs.wrappers`)."""
     return wrap(raw_env(**kwargs))
 
 
@@ -112,11 +119,10 @@ class raw_env(AECEnv, EzPickle):
     PettingZoo's ``api_test`` passes to check that ``reset`` takes options, is ignored).
 
     ## State
-    ``env.unwrapped.state`` is the engine :class:`c8env.State` of the position (``None`` before the
-    first ``reset``): read it, copy it, ``to_dict()`` it. A State is also callable, so ``env.state()``
-    behaves as PettingZoo documents: it returns the global state vector (float32, ``state_space``:
-    ``Box`` of 7 x 245), the observation vector of every seat, seat 0 first, zeros for absent seats
-    (:func:`c8env.observation.encode_global_state`).
+    ``env.unwrapped.game`` is the engine :class:`c8env.State` of the position (``None`` before the
+    first ``reset``): read it, copy it, ``to_dict()`` it. ``env.state()`` is PettingZoo's global
+    state: the vector (float32, ``state_space``: ``Box`` of 7 x 245) of every seat's observation,
+    seat 0 first, zeros for absent seats (:func:`c8env.observation.encode_global_state`).
 
     ## Episode End
     Termination when the hand ends (``episode="hand"``) or the match ends
@@ -140,7 +146,8 @@ class raw_env(AECEnv, EzPickle):
     >>> env.close()
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release. c8env 0.2: the engine state moved from ``env.unwrapped.game`` to
+      ``env.unwrapped.game``; ``env.state()`` is unchanged.
     """
 
     metadata = {"render_modes": ["ansi", "human"], "name": "crazy_eights_v0", "is_parallelizable": False,
@@ -170,7 +177,7 @@ class raw_env(AECEnv, EzPickle):
         self.observation_spaces = {a: observation_dict_space() for a in self.possible_agents}
         self.action_spaces = {a: action_space() for a in self.possible_agents}
         self.state_space = spaces.Box(low=-1.0, high=1e6, shape=(GLOBAL_STATE_SIZE,), dtype=np.float32)
-        self.state: State | None = None
+        self.game: State | None = None
         self._seeder: np.random.Generator | None = None
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -191,7 +198,7 @@ class raw_env(AECEnv, EzPickle):
             state = State.from_dict(options["state"], rules=self.rules, seed=deal_seed)
         else:
             state = State.new(self.num_players, self.rules, seed=deal_seed)
-        self.state = state
+        self.game = state
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -207,10 +214,10 @@ class raw_env(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seat[agent]
-        mask = action_mask(self.state, seat)
+        mask = action_mask(self.game, seat)
         if self.terminations[agent] or self.truncations[agent]:
             mask[:] = 0  # truncated mid-hand: nobody moves any more
-        return {"observation": encode_observation(self.state, seat), "action_mask": mask}
+        return {"observation": encode_observation(self.game, seat), "action_mask": mask}
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
@@ -225,7 +232,7 @@ class raw_env(AECEnv, EzPickle):
             self._hand_ended(rewards)
         if self._episode.truncated:
             self.truncations = dict.fromkeys(self.agents, True)
-        self.agent_selection = self.agents[self.state.current_player]
+        self.agent_selection = self.agents[self.game.current_player]
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
@@ -238,8 +245,14 @@ class raw_env(AECEnv, EzPickle):
         if self._episode.terminated:
             self.terminations = dict.fromkeys(self.agents, True)
 
+    def state(self) -> np.ndarray:
+        """PettingZoo's global state: every seat's observation vector (:func:`encode_global_state`)."""
+        if self.game is None:
+            raise RuntimeError("state() before reset(): call reset() first")
+        return encode_global_state(self.game)
+
     def render(self) -> str | None:
-        return render_output(self.render_mode, lambda: render_text(self.state))
+        return render_output(self.render_mode, lambda: render_text(self.game))
 
     def close(self) -> None:
         pass

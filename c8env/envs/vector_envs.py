@@ -1,7 +1,7 @@
 """Gymnasium vector envs on the batched engine: one learner seat per game, or self-play of every seat.
 
-:class:`LearnerVectorEnv` is ``num_envs`` copies of :class:`c8env.wrappers.SingleAgentEnv`
-stepped as one batch (:class:`c8env.batched_learner.LearnerGames`): built-in opponents
+:class:`LearnerVectorEnv` is ``num_envs`` copies of :class:`c8env.envs.single_agent.SingleAgentEnv`
+stepped as one batch (:class:`c8env.envs.learner_games.LearnerGames`): built-in opponents
 (``random``, ``greedy``, NumPy policy files) move for every game in one call per opponent
 move. With the same seeds it plays the episodes of Gymnasium's ``SyncVectorEnv`` over
 ``SingleAgentEnv`` move for move (the same seats, deals and opponents' moves).
@@ -20,7 +20,7 @@ the observed player as bool[B, 60].
 
 ``gymnasium.make_vec("c8env/LearnerVector-v0", num_envs=64, opponents="greedy")`` and
 ``gymnasium.make_vec("c8env/SelfPlayVector-v0", num_envs=64)`` build them once this module is
-imported (or ``"c8env.batched_envs:c8env/LearnerVector-v0"`` in one call).
+imported (or ``"c8env.envs.vector_envs:c8env/LearnerVector-v0"`` in one call).
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from c8env.actions import NUM_ACTIONS
-from c8env.batched_learner import LearnerGames
 from c8env.engine import check_seed
+from c8env.envs.learner_games import LearnerGames
+from c8env.envs.spaces import vector_space
 from c8env.rules import RuleSet
-from c8env.spaces import vector_space
 from c8env.vector import VectorGames
 from c8env.vector.kernels import END_REASONS
 
@@ -77,7 +77,7 @@ class _BatchedVectorEnv(VectorEnv):
 class LearnerVectorEnv(_BatchedVectorEnv):
     """``num_envs`` single-agent games against built-in opponents, stepped as one batch.
 
-    Arguments as :class:`c8env.wrappers.SingleAgentEnv` (``num_players``, ``rules``, ``reward``,
+    Arguments as :class:`c8env.envs.single_agent.SingleAgentEnv` (``num_players``, ``rules``, ``reward``,
     ``episode``, ``max_steps``, ``learner_seat``, ``opponents``), except that opponents must be
     batchable: ``"random"``, ``"greedy"`` or a NumPy policy (``.npz`` path, shipped name,
     :class:`c8env.agents.PolicyAgent`), one for all seats, a list (one per opponent seat, clockwise
@@ -204,7 +204,7 @@ __all__ = ["LEARNER_ID", "LearnerVectorEnv", "SELF_PLAY_ID", "SelfPlayVectorEnv"
 #: Gymnasium ids registered when this module is imported (``gymnasium.make_vec(id, num_envs=..., ...)``).
 LEARNER_ID, SELF_PLAY_ID = "c8env/LearnerVector-v0", "c8env/SelfPlayVector-v0"
 if LEARNER_ID not in gymnasium.registry:
-    gymnasium.register(id=LEARNER_ID, entry_point="c8env.wrappers:SingleAgentEnv",
-                       vector_entry_point="c8env.batched_envs:LearnerVectorEnv")
+    gymnasium.register(id=LEARNER_ID, entry_point="c8env.envs.single_agent:SingleAgentEnv",
+                       vector_entry_point="c8env.envs.vector_envs:LearnerVectorEnv")
 if SELF_PLAY_ID not in gymnasium.registry:
-    gymnasium.register(id=SELF_PLAY_ID, vector_entry_point="c8env.batched_envs:SelfPlayVectorEnv")
+    gymnasium.register(id=SELF_PLAY_ID, vector_entry_point="c8env.envs.vector_envs:SelfPlayVectorEnv")

@@ -6,12 +6,12 @@ import importlib
 import sys
 
 COMMANDS = {
-    "eval": ("c8env.evaluate", "evaluate agents: duplicate deals, win rates with 95% intervals, leagues, benchmarks"),
-    "play": ("c8env.play", "play against agents in the terminal"),
-    "demo": ("c8env.demo", "play and print one seeded hand"),
-    "speed": ("c8env.speed", "speed benchmarks of the engine, the env and the expert"),
+    "eval": ("c8env.tools.evaluation.cli", "evaluate agents: duplicate deals, win rates with 95% intervals, leagues, benchmarks"),
+    "play": ("c8env.tools.play", "play against agents in the terminal"),
+    "demo": ("c8env.tools.demo", "play and print one seeded hand"),
+    "speed": ("c8env.tools.speed", "speed benchmarks of the engine, the env and the expert"),
     "serve": ("c8env.web.serve", "play and watch in the browser: a local web page (the web extra)"),
-    "replay": ("c8env.replay", "step through a replay file of a finished game"),
+    "replay": ("c8env.tools.replay", "step through a replay file of a finished game"),
 }
 #: Old names kept working: ``c8env bench`` was the speed benchmark.
 ALIASES = {"bench": "speed"}

@@ -1,17 +1,16 @@
-"""Built-in opponents without search: ``random`` and ``greedy``."""
+"""The ``greedy`` agent: a fast heuristic without search (its weights are also the batched greedy's,
+:mod:`c8env.agents.batched`)."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, PASS, STOP
-from c8env.agents.view import StateObservation, View, view_of
+from c8env.agents.decision_view import View, view_of
 from c8env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, SUIT_MASKS, iter_bits
 from c8env.engine import Phase
 from c8env.observation import check_observation
 from c8env.rules import Effect, RuleSet
 
-# Greedy's weights, in card points (c8env.vector.agents holds the same values for the batched greedy).
+# Greedy's weights, in card points (the batched greedy, c8env.agents.batched, reads these).
 LONG_SUIT = 2  # per other card held in the played card's suit
 NEXT_VOID = 8  # the next player just drew or passed on this suit
 ATTACK_CLOSE, ATTACK_FAR = 12, 2  # skip / draw card when the next player holds <= 2 cards, or more
@@ -20,23 +19,6 @@ KEEP_WILD = 60  # keep wild cards while every opponent holds more than 2 cards
 SUIT_HELD = 100  # declaring: per non-wild card held in the suit (plus its points)
 SUIT_NEXT_VOID = 150  # declaring: the next player just drew or passed on the suit
 _SKIP, _DRAW, _ANY_NEXT_EFFECT = int(Effect.SKIP), int(Effect.DRAW), int(Effect.ANY_NEXT)
-
-
-class RandomAgent:
-    """Uniformly random legal actions, from a seeded generator."""
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def act(self, observation: dict) -> int:
-        check_observation(observation, "RandomAgent")
-        if isinstance(observation, StateObservation):
-            legal = observation.legal_actions()
-        else:
-            legal = np.flatnonzero(observation["action_mask"]).tolist()
-        if not legal:
-            raise ValueError("RandomAgent.act: the action mask has no legal action (not this agent's turn?)")
-        return legal[self.rng.integers(len(legal))]
 
 
 def best_suit(view: View, rules: RuleSet) -> int:
@@ -113,3 +95,7 @@ class GreedyAgent:
         if not view.legal:
             raise ValueError("GreedyAgent.act: the action mask has no legal action (not this agent's turn?)")
         return greedy_action(view, self.rules)
+
+
+__all__ = ["ANY_NEXT", "ATTACK_CLOSE", "ATTACK_FAR", "GreedyAgent", "KEEP_WILD", "LONG_SUIT", "NEXT_VOID", "SUIT_HELD",
+           "SUIT_NEXT_VOID", "best_suit", "greedy_action"]

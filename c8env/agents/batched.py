@@ -1,34 +1,40 @@
 """Batched agents: the ``greedy`` heuristic and seeded ``random`` agents as kernels over a batch of games.
 
+The weights are greedy's own (:mod:`c8env.agents.greedy`); :func:`greedy_actions` and
+:func:`autoplay` play them in a :class:`c8env.vector.VectorGames`.
+
 :func:`greedy_all` chooses, in every game, the action of
-:func:`c8env.agents.heuristic.greedy_action` for the player to act; :class:`RandomAgents`
-holds one generator per game and draws as :class:`c8env.agents.heuristic.RandomAgent`
+:func:`c8env.agents.greedy.greedy_action` for the player to act; :class:`RandomAgents`
+holds one generator per game and draws as :class:`c8env.agents.greedy.RandomAgent`
 does (``legal[default_rng(seed).integers(len(legal))]`` per decision), so a batch
 reproduces the scalar agents decision for decision (``tests/test_vector_agents.py``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, NUM_ACTIONS, PASS, STOP
+from c8env.agents.greedy import (
+    ANY_NEXT,
+    ATTACK_CLOSE,
+    ATTACK_FAR,
+    KEEP_WILD,
+    LONG_SUIT,
+    NEXT_VOID,
+    SUIT_HELD,
+    SUIT_NEXT_VOID,
+)
 from c8env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, SUIT_MASKS
 from c8env.rules import Effect
 from c8env.vector import kernels, rng
+from c8env.vector.games import VectorGames, check_seeds, check_slots
 from c8env.vector.jit import jit
 from c8env.vector.kernels import ANNOUNCE_PHASE, DECLARE, Games, Table
 
-# Greedy's weights, in card points: those of c8env.agents.heuristic (the core may not import the agents;
-# tests/test_vector_agents.py checks that both hold the same values).
-LONG_SUIT = 2  # per other card held in the played card's suit
-NEXT_VOID = 8  # the next player just drew or passed on this suit
-ATTACK_CLOSE, ATTACK_FAR = 12, 2  # skip / draw card when the next player holds <= 2 cards, or more
-ANY_NEXT = -5  # a card that lets the next player play anything
-KEEP_WILD = 60  # keep wild cards while every opponent holds more than 2 cards
-SUIT_HELD = 100  # declaring: per non-wild card held in the suit (plus its points)
-SUIT_NEXT_VOID = 150  # declaring: the next player just drew or passed on the suit
 _SKIP, _DRAW_EFFECT, _ANY_NEXT_EFFECT = int(Effect.SKIP), int(Effect.DRAW), int(Effect.ANY_NEXT)
 _SUIT_MASKS = np.array(SUIT_MASKS, dtype=np.int64)
 _LOWEST = -(1 << 62)
@@ -47,7 +53,7 @@ def _popcount(x: int) -> int:
 
 @jit
 def _best_suit(g: Games, b: int, t: Table, p: int, next_voids: int) -> int:
-    """``c8env.agents.heuristic.best_suit``: the suit held most (non-wild), the next player's void, points."""
+    """``c8env.agents.greedy.best_suit``: the suit held most (non-wild), the next player's void, points."""
     wild = g.wild[b, p]
     best, best_score = 0, _LOWEST
     for suit in range(NUM_SUITS):
@@ -64,7 +70,7 @@ def _best_suit(g: Games, b: int, t: Table, p: int, next_voids: int) -> int:
 
 @jit
 def greedy_action(g: Games, b: int, t: Table, mask: np.ndarray) -> int:
-    """``c8env.agents.heuristic.greedy_action`` for game ``b``'s player to act (``mask``: his legal actions);
+    """``c8env.agents.greedy.greedy_action`` for game ``b``'s player to act (``mask``: his legal actions);
     -1 when no action is legal (a finished game)."""
     count, first = 0, -1
     for a in range(NUM_ACTIONS):
@@ -184,28 +190,6 @@ def seed_all(seeds: np.ndarray, slots: np.ndarray, generators: np.ndarray, s: ke
             rng.seed_generator(s.words, count, generators[b], s.work)
 
 
-def check_slots(slots: Any, size: int, name: str = "slots") -> np.ndarray:
-    """A bool[size] selection of games (None: all of them); a clear error otherwise."""
-    if slots is None:
-        return np.ones(size, dtype=bool)
-    array = np.asarray(slots)
-    if array.shape != (size,) or array.dtype != bool:
-        raise ValueError(f"{name} must be None or a bool array of shape ({size},), got {array.dtype} {array.shape}")
-    return array
-
-
-def check_seeds(seeds: Any, size: int) -> np.ndarray:
-    """``size`` seeds (ints from 0 to 2**64 - 1) as uint64; a clear error otherwise."""
-    array = np.asarray(seeds)
-    if array.shape != (size,) or array.dtype.kind not in "iu":
-        raise ValueError(f"seeds must be an int array of shape ({size},) (ints from 0 to 2**64 - 1), "
-                         f"got {array.dtype} {array.shape}")
-    if array.dtype.kind == "i" and (array < 0).any():
-        raise ValueError(f"seeds must be >= 0; got {int(array[array < 0][0])} at index "
-                         f"{int(np.flatnonzero(array < 0)[0])}")
-    return array.astype(np.uint64)
-
-
 class RandomAgents:
     """One seeded random agent per game: agent ``b`` plays as ``RandomAgent(seeds[b])``.
 
@@ -245,6 +229,53 @@ class RandomAgents:
         return out
 
 
-__all__ = ["ANY_NEXT", "ATTACK_CLOSE", "ATTACK_FAR", "EXTERNAL", "GREEDY", "KEEP_WILD", "LONG_SUIT", "NEXT_VOID",
-           "RandomAgents", "SUIT_HELD", "SUIT_NEXT_VOID", "autoplay_all", "check_seeds", "check_slots", "greedy_action",
+def greedy_actions(games: VectorGames) -> np.ndarray:
+    """Per game (int64[B]), the action of :func:`c8env.agents.greedy.greedy_action` for its player to act;
+    -1 for a finished game (autoreset off)."""
+    games.check_reset()
+    out = np.zeros(games.num_envs, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        greedy_all(games.games, games.table, games.action_mask, out)
+    return out
+
+
+def autoplay(games: VectorGames, seat_agents: np.ndarray, randoms: Sequence[RandomAgents] = (),
+             active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Let built-in agents make their moves in ``games``, many per game in one compiled call.
+
+    ``seat_agents`` (int[B, num_players]) names each seat's agent in each game: ``GREEDY``
+    (:func:`greedy_actions`), ``EXTERNAL`` (the caller's: play stops there), or ``k >= 0``,
+    the random agent of ``randoms[k]`` for that game (its generator moves on). Every active
+    game (``active``, bool[B], default all) plays until its episode ends or an ``EXTERNAL`` seat
+    is to act; each move as ``games.step`` makes it (autoreset, ``final_observation``). Returns
+    ``(rewards[B, P], terminated[B], truncated[B])``, the rewards summed over the moves made.
+    """
+    games.check_reset()
+    size, players = games.num_envs, games.num_players
+    seat_agents = np.asarray(seat_agents)
+    if seat_agents.shape != (size, players) or seat_agents.dtype.kind not in "iu":
+        raise ValueError(f"seat_agents must be an int array of shape ({size}, {players}), "
+                         f"got {seat_agents.dtype} {seat_agents.shape}")
+    for agent in randoms:
+        if not isinstance(agent, RandomAgents) or agent.num_envs != size:
+            raise ValueError(f"randoms must hold RandomAgents for {size} games, got {agent!r}")
+    bad = (seat_agents < GREEDY) | (seat_agents >= len(randoms))
+    if bad.any():
+        choices = f"or a random agent 0..{len(randoms) - 1}" if randoms else "(no random agents given)"
+        raise ValueError(f"seat_agents holds {int(seat_agents[bad][0])}; allowed: GREEDY ({GREEDY}), "
+                         f"EXTERNAL ({EXTERNAL}) {choices}")
+    generators = np.stack([agent.generators for agent in randoms]) if randoms else \
+        np.zeros((0, size, 6), dtype=np.uint64)
+    codes = seat_agents.astype(np.int64)
+
+    def play(g: Games, t: Table, active: np.ndarray, *results: Any) -> None:
+        autoplay_all(g, t, codes, generators, active, *results)
+
+    results = games.run_kernel(play, active)
+    for agent, moved in zip(randoms, generators, strict=True):
+        agent.generators[:] = moved
+    return results
+
+
+__all__ = ["EXTERNAL", "GREEDY", "RandomAgents", "autoplay", "autoplay_all", "greedy_action", "greedy_actions",
            "greedy_all", "random_action", "random_all", "seed_all"]

@@ -1,0 +1,81 @@
+"""``c8env eval``: evaluations, leagues and benchmarks from the command line."""
+
+from __future__ import annotations
+
+import argparse
+
+from c8env.tools.argcheck import Parser, check_rules_arg, int_at_least, int_between, writable_dir
+from c8env.tools.evaluation.bench import bench_markdown, leaderboard_markdown, run_bench
+from c8env.tools.evaluation.deals import ENGINES
+from c8env.tools.evaluation.reports import plot_bench, plot_league, plot_table, write_rows
+from c8env.tools.evaluation.runner import evaluate, league
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser (the README's commands are checked against it)."""
+    parser = Parser(
+        prog="c8env eval",
+        description="Evaluate agents with duplicate deals and 95% Wilson intervals. Agent specs: random, greedy, "
+                    "expert[:simulations=N,time_ms=T,policy=NAME,top=K,prior=W,rollouts=greedy|policy], a shipped policy name, or a .npz "
+                    "policy path.",
+    )
+    parser.add_argument("agents", nargs="*", help="one spec per seat (fewer: repeated around the table)")
+    parser.add_argument("--league", action="store_true", help="round robin over the agents, with OpenSkill ratings")
+    parser.add_argument("--bench", metavar="NAME_OR_YAML", help="score --agent on a benchmark protocol")
+    parser.add_argument("--agent", action="append", help="an agent to score with --bench (repeat for a leaderboard)")
+    parser.add_argument("--players", type=int_between(2, 7), default=2)
+    parser.add_argument("--rules", default="standard", help="preset name or YAML path")
+    parser.add_argument("--deals", type=int_at_least(1), default=1000, help="seeded deals, each played once per rotation")
+    parser.add_argument("--seed", type=int_at_least(0), default=0)
+    parser.add_argument("--workers", type=int_at_least(1), default=None,
+                        help="processes of the scalar engine (default: every core); the batched engine runs in one")
+    parser.add_argument("--engine", choices=ENGINES, default="auto",
+                        help="scalar: one hand at a time, any agent; batched: many hands at once (random, greedy, "
+                             "policy files), same results; auto (default): batched when every agent allows it")
+    parser.add_argument("--out", type=writable_dir, help="folder for CSV, JSON and PNG outputs (new or existing)")
+    parser.add_argument("--no-progress", action="store_true")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``c8env eval`` / ``python -m c8env.tools.evaluation``."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    progress = not args.no_progress
+    if not args.bench:
+        check_rules_arg(parser, args.rules)
+    meta = {"players": args.players, "rules": args.rules, "deals": args.deals, "seed": args.seed}
+    try:
+        if args.bench:
+            if not args.agent or args.agents:
+                parser.error("--bench needs --agent SPEC and no positional agents")
+            rows = [row for agent in args.agent
+                    for row in run_bench(args.bench, agent, args.seed, args.workers, progress, args.engine)]
+            text = bench_markdown(rows)
+            if len(args.agent) > 1:
+                text += "\n\nLeaderboard (score: mean of win rate / fair share)\n\n" + leaderboard_markdown(rows)
+            stem, meta = "bench", {"bench": args.bench, "seed": args.seed}
+            plot = lambda path: plot_bench(rows, path)  # noqa: E731
+        elif args.league:
+            result = league(args.agents, args.players, args.rules, args.deals, args.seed, args.workers, progress,
+                            args.engine)
+            stem, text, rows = "league", result.markdown(), result.rows()
+            plot = lambda path: plot_league(result, path)  # noqa: E731
+        else:
+            if not args.agents:
+                parser.error("name the agents to evaluate, e.g. `c8env eval greedy random`")
+            table = evaluate(args.agents, args.players, args.rules, args.deals, args.seed, args.workers, progress,
+                             args.engine)
+            stem, text, rows = "eval", table.markdown(), table.rows()
+            plot = lambda path: plot_table(table, path)  # noqa: E731
+        print(text)
+        if args.out:
+            paths = write_rows(args.out, stem, rows, meta)
+            paths.append(plot(args.out / f"{stem}.png"))
+            print("wrote " + ", ".join(map(str, paths)))
+    except ValueError as err:
+        parser.exit(2, f"c8env eval: error: {err}\n")
+
+
+if __name__ == "__main__":
+    main()
