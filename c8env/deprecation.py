@@ -52,11 +52,14 @@ ALIASES = {"c8env.crazy_eights_v0": "c8env.envs.crazy_eights_v0"}
 
 
 def _caller_level() -> int:
-    """The ``stacklevel`` of the first frame outside this module and the import machinery: the user's line
-    (``warnings`` itself skips the import machinery's frames, so they are not counted)."""
+    """The ``stacklevel`` of the first frame outside this module and importlib: the line that imported.
+    ``warnings`` skips the import system's ``_bootstrap`` frames itself, so those are not counted."""
     frame, level = inspect.currentframe(), 0
-    while frame is not None and (frame.f_code.co_filename == __file__ or "importlib" in frame.f_code.co_filename):
-        level += frame.f_code.co_filename == __file__
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name != __file__ and "importlib" not in name:
+            return level
+        level += "_bootstrap" not in name
         frame = frame.f_back
     return level
 

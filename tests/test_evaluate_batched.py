@@ -7,8 +7,8 @@ import warnings
 
 import pytest
 
-from c8env.tools import evaluation
 from c8env.agents import PolicyMismatchWarning, load
+from c8env.tools import evaluation
 from c8env.tools.evaluation import build_parser, evaluate
 from c8env.vector import VectorGames
 

@@ -22,8 +22,8 @@ from typing import Any, Protocol
 
 from c8env.agents.expert import ExpertAgent
 from c8env.agents.greedy import GreedyAgent
-from c8env.agents.random_agent import RandomAgent
 from c8env.agents.policy import PolicyAgent
+from c8env.agents.random_agent import RandomAgent
 from c8env.engine import check_num_players, check_seed
 from c8env.rules import RuleSet, load_rules
 
