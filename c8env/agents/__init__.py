@@ -20,6 +20,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 from c8env.agents.expert import ExpertAgent
 from c8env.agents.greedy import GreedyAgent
 from c8env.agents.policy import PolicyAgent
@@ -37,6 +39,31 @@ class Agent(Protocol):
     """What every agent offers."""
 
     def act(self, observation: dict) -> int: ...
+
+
+class BatchAgent(Agent, Protocol):
+    """An agent the batched engine can play: one move per row of a batch, each the move :meth:`act` would make."""
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Observations float32[k, 245] and masks int8[k, 60] in (rows of games whose player to act is this
+        agent), actions int64[k] out."""
+        ...
+
+
+#: How :func:`batch_mode` says the batched engine plays an agent.
+BATCH_MODES = ("random", "greedy", "act_batch")
+
+
+def batch_mode(agent: Agent) -> str | None:
+    """How the batched engine (evaluation, the learner games) plays ``agent``: with a compiled kernel
+    (``"random"``, ``"greedy"``: the agent's ``batch_kernel``, the same moves as its ``act``), through its
+    ``act_batch`` (:class:`BatchAgent`), or not at all (None: one hand at a time on the scalar engine)."""
+    kernel = getattr(agent, "batch_kernel", None)
+    if kernel is not None:
+        if kernel not in BATCH_MODES[:2]:
+            raise ValueError(f"{type(agent).__name__}.batch_kernel={kernel!r} is invalid; allowed: 'random', 'greedy'")
+        return kernel
+    return "act_batch" if callable(getattr(agent, "act_batch", None)) else None
 
 
 def shipped_policies() -> list[str]:
@@ -134,5 +161,5 @@ def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players
     raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(available())}, or a path to a .npz policy")
 
 
-__all__ = ["Agent", "PolicyMismatchWarning", "ExpertAgent", "GreedyAgent", "PolicyAgent", "RandomAgent", "available", "load",
+__all__ = ["BATCH_MODES", "Agent", "BatchAgent", "batch_mode", "PolicyMismatchWarning", "ExpertAgent", "GreedyAgent", "PolicyAgent", "RandomAgent", "available", "load",
            "shipped_policies"]

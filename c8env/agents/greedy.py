@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, PASS, STOP
 from c8env.agents.decision_view import View, view_of
 from c8env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, SUIT_MASKS, iter_bits
@@ -86,6 +88,10 @@ class GreedyAgent:
     Deterministic given the observation (ties go to the lowest action id).
     """
 
+    #: The batched engine may play this agent with its compiled kernel (:mod:`c8env.agents.batched`, greedy's
+    #: own weights: the same moves) when it plays under the batch's rules.
+    batch_kernel = "greedy"
+
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
 
@@ -95,6 +101,11 @@ class GreedyAgent:
         if not view.legal:
             raise ValueError("GreedyAgent.act: the action mask has no legal action (not this agent's turn?)")
         return greedy_action(view, self.rules)
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """:meth:`act` for each row of a batch (observations float32[k, 245], masks int8[k, 60]): actions int64[k]."""
+        return np.array([self.act({"observation": o, "action_mask": m}) for o, m in zip(observations, masks, strict=True)],
+                        dtype=np.int64)
 
 
 __all__ = ["ANY_NEXT", "ATTACK_CLOSE", "ATTACK_FAR", "GreedyAgent", "KEEP_WILD", "LONG_SUIT", "NEXT_VOID", "SUIT_HELD",

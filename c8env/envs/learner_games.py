@@ -23,7 +23,7 @@ opponent move, until every game waits for its learner again. It follows
 
 Opponents play as the scalar env's agents: ``greedy`` is :func:`c8env.agents.batched.greedy_all`,
 ``random`` a generator per game and seat seeded as ``RandomAgent(seed)`` with the seed that
-``SingleAgentEnv`` draws for that seat, a policy the masked argmax of its NumPy logits. NumPy and
+``SingleAgentEnv`` draws for that seat, a policy (or any agent with ``act_batch``) its ``act_batch``. NumPy and
 the kernels only: no Gymnasium here (:mod:`c8env.envs.vector_envs` builds on it).
 """
 
@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from c8env.actions import NUM_ACTIONS, action_text
-from c8env.agents import GreedyAgent, PolicyAgent, RandomAgent, batched, load
+from c8env.agents import BatchAgent, batch_mode, batched, load
 from c8env.engine import IllegalActionError, check_num_players, check_seed
 from c8env.episode import check_episode_args
 from c8env.observation import OBS_SIZE
@@ -167,10 +167,10 @@ class LearnerGames:
     """``num_envs`` games, each with one learner seat against batched opponents (see the module docstring).
 
     ``opponents``: ``"random"``, ``"greedy"``, a NumPy policy (a ``.npz`` path, a shipped policy name,
-    a :class:`c8env.agents.PolicyAgent`) for every opponent seat; a list of those, one per opponent
-    seat clockwise from the learner; or a callable ``(rng) -> any of those`` called at each episode's
-    start (opponent pools). Other agents (``expert``, objects with ``act``) cannot be batched and are
-    refused. ``learner_seat``: None (drawn per episode) or a fixed seat.
+    a :class:`c8env.agents.PolicyAgent`) or any agent with ``act_batch`` (:class:`c8env.agents.BatchAgent`)
+    for every opponent seat; a list of those, one per opponent seat clockwise from the learner; or a
+    callable ``(rng) -> any of those`` called at each episode's start (opponent pools). Other agents
+    (``expert``, objects with ``act`` alone) cannot be batched and are refused. ``learner_seat``: None (drawn per episode) or a fixed seat.
     """
 
     def __init__(self, num_envs: int, num_players: int = 2, rules: str | dict | RuleSet = "standard",
@@ -190,7 +190,7 @@ class LearnerGames:
         self.table = rule_table(self.rules, n, episode, reward, self.max_steps)  # its batch seed is unused: deals are seeded
         self.games = kernels.new_games(size, n)
         self.scratch = kernels.new_scratch()
-        self.policies: list[PolicyAgent] = []
+        self.policies: list[BatchAgent] = []
         self._kinds: dict[str, int] = {}
         self._source: Callable[[np.random.Generator], Any] | None = None
         self._fixed: list[int] | None = None
@@ -247,28 +247,30 @@ class LearnerGames:
         key = str(entry) if isinstance(entry, (str, Path)) else f"<object {id(entry)}>"
         if key in self._kinds:
             return self._kinds[key]
-        agent = load(entry, rules=self.rules, num_players=self.num_players) if isinstance(entry, (str, Path)) else entry
-        if isinstance(agent, PolicyAgent):
+        from_spec = isinstance(entry, (str, Path))
+        agent = load(entry, rules=self.rules, num_players=self.num_players) if from_spec else entry
+        mode = batch_mode(agent)
+        if from_spec and mode in ("random", "greedy"):  # built from a spec: the kernel, seeded per episode
+            self._kinds[key] = RANDOM if mode == "random" else GREEDY
+        elif mode is not None and callable(getattr(agent, "act_batch", None)):
             self.policies.append(agent)  # (kept alive: an object's key is its id)
             self._kinds[key] = POLICY + len(self.policies) - 1
-        elif isinstance(agent, (RandomAgent, GreedyAgent)) and agent is not entry:  # from a spec: seeded per episode
-            self._kinds[key] = RANDOM if isinstance(agent, RandomAgent) else GREEDY
         else:
-            raise ValueError(f"opponent {entry!r} cannot be played in batch; allowed: 'random', 'greedy' or a NumPy "
-                             "policy (.npz path, shipped policy name, PolicyAgent); use c8env.envs.single_agent.SingleAgentEnv "
-                             "for other agents")
+            raise ValueError(f"opponent {entry!r} cannot be played in batch; allowed: 'random', 'greedy', a NumPy "
+                             "policy (.npz path, shipped policy name, PolicyAgent) or an agent with act_batch; use "
+                             "c8env.envs.single_agent.SingleAgentEnv for other agents")
         return self._kinds[key]
 
     def _policy_actions(self, need: np.ndarray) -> np.ndarray:
-        """The policy opponents' moves (masked argmax of their logits) in the ``need`` games, one batch per policy."""
+        """The ``act_batch`` opponents' moves in the ``need`` games, one batch per agent (a policy's is exactly its
+        ``act``: :meth:`c8env.agents.PolicyAgent.act_batch`)."""
         g, out = self.games, self._actions
         with np.errstate(over="ignore"):
             kernels.observe_all(g, self.table, self._opp_obs, self._opp_mask)
         kind = self.opponent_kind[np.arange(self.num_envs), g.current]
         for k in np.unique(kind[need]).tolist():
             rows = np.flatnonzero(need & (kind == k))
-            logits = self.policies[k - POLICY].logits(self._opp_obs[rows])
-            out[rows] = np.argmax(np.where(self._opp_mask[rows] == 1, logits, -np.inf), axis=1)
+            out[rows] = self.policies[k - POLICY].act_batch(self._opp_obs[rows], self._opp_mask[rows])
         return out
 
     # ----- episodes ---------------------------------------------------------------------------------

@@ -29,11 +29,11 @@ from __future__ import annotations
 
 from c8env.tools.evaluation.bench import bench_config, bench_markdown, leaderboard_markdown, run_bench
 from c8env.tools.evaluation.cli import build_parser, main
-from c8env.tools.evaluation.deals import BATCH, ENGINES, AgentError, HandRecord, batched_kind, play_deal
+from c8env.tools.evaluation.deals import BATCH, ENGINES, AgentError, HandRecord, play_deal
 from c8env.tools.evaluation.reports import plot_bench, plot_league, plot_table, write_rows
 from c8env.tools.evaluation.runner import evaluate, league
 from c8env.tools.evaluation.stats import AgentStats, League, Table, wilson_interval
 
-__all__ = ["BATCH", "ENGINES", "AgentError", "AgentStats", "HandRecord", "League", "Table", "batched_kind", "bench_config",
+__all__ = ["BATCH", "ENGINES", "AgentError", "AgentStats", "HandRecord", "League", "Table", "bench_config",
            "bench_markdown", "build_parser", "evaluate", "leaderboard_markdown", "league", "main", "play_deal",
            "plot_bench", "plot_league", "plot_table", "run_bench", "wilson_interval", "write_rows"]

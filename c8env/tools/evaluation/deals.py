@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from c8env.actions import action_text
-from c8env.agents import Agent, GreedyAgent, PolicyAgent, RandomAgent, load
+from c8env.agents import Agent, PolicyAgent, batch_mode, load
 from c8env.agents.batched import EXTERNAL, GREEDY, RandomAgents, autoplay
 from c8env.engine import State
 from c8env.episode import MAX_HAND_STEPS, play_hand
@@ -101,25 +101,15 @@ def agent_seed(deal_seed: int, rotation: int, index: int) -> int:
     return derive_seed(deal_seed, 1000 * rotation + index)
 
 
-def batched_kind(agent: Agent) -> str | None:
-    """How the batched engine plays an agent: ``random``, ``greedy``, ``policy``, or None (scalar only)."""
-    if isinstance(agent, RandomAgent):
-        return "random"
-    if isinstance(agent, GreedyAgent):
-        return "greedy"
-    if isinstance(agent, PolicyAgent):
-        return "policy"
-    return None
-
-
 def play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: int, seed: int, deals: int,
                         update: Callable[[int], None]) -> list[HandRecord]:
     """Every rotation of deals ``0..deals-1`` on the batched engine; the same records as :func:`play_deals`.
 
-    ``agents``: one loaded agent per lineup entry, each with a :func:`batched_kind`; ``update`` is told of
-    each deal whose rotations have all been played."""
+    ``agents``: one loaded agent per lineup entry, each with a :func:`c8env.agents.batch_mode`: ``random`` and
+    ``greedy`` agents play as compiled kernels (a random agent seeded per hand as on the scalar engine), the
+    others through their ``act_batch``; ``update`` is told of each deal whose rotations have all been played."""
     n, lineup = num_players, len(agents)
-    kinds = [batched_kind(agent) for agent in agents]
+    kinds = [batch_mode(agent) for agent in agents]
     base = [seat % lineup for seat in range(n)]
     seating = np.array([[base[(seat + rotation) % n] for seat in range(n)] for rotation in range(n)])
     total = deals * n  # hand h: deal h // n, rotation h % n
@@ -133,7 +123,7 @@ def play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: int
     codes[random_indices] = np.arange(len(random_indices))
     size = min(BATCH, total)
     games = VectorGames(size, n, rules, reward="points", max_steps=MAX_HAND_STEPS, autoreset=False,
-                        observations="policy" in kinds)
+                        observations="act_batch" in kinds)
     randoms = [RandomAgents(np.zeros(size, dtype=np.uint64)) for _ in random_indices]
     slot_hand = np.full(size, -1)
     seats_of_slot = np.zeros((size, n), dtype=np.int64)
@@ -201,5 +191,5 @@ def play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: int
     return records
 
 
-__all__ = ["BATCH", "CHUNK", "ENGINES", "AgentError", "HandRecord", "agent_seed", "batched_kind", "play_deal", "play_deals",
+__all__ = ["BATCH", "CHUNK", "ENGINES", "AgentError", "HandRecord", "agent_seed", "play_deal", "play_deals",
            "play_deals_batched"]

@@ -9,10 +9,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from c8env.agents import load
+from c8env.agents import batch_mode, load
 from c8env.engine import check_num_players, check_seed
 from c8env.rules import RuleSet, load_rules
-from c8env.tools.evaluation.deals import CHUNK, ENGINES, batched_kind, play_deals, play_deals_batched
+from c8env.tools.evaluation.deals import CHUNK, ENGINES, play_deals, play_deals_batched
 from c8env.tools.evaluation.stats import League, Table
 
 
@@ -42,8 +42,8 @@ def evaluate(specs: Sequence[str], num_players: int = 2, rules: str | dict | Rul
     ``specs`` holds one agent spec per seat, or fewer: a lineup shorter than the player
     count is repeated around the table (``["greedy", "random"]`` at 4 players seats
     greedy, random, greedy, random). ``engine``: ``scalar`` (``workers`` processes,
-    default every core), ``batched`` (one process; only for ``random``, ``greedy`` and
-    policy files) or ``auto`` (batched when every agent allows it); the same records.
+    default every core), ``batched`` (one process; only for agents with a
+    :func:`c8env.agents.batch_mode`: ``random``, ``greedy`` and policy files) or ``auto`` (batched when every agent allows it); the same records.
     """
     num_players = check_num_players(num_players)
     rules = load_rules(rules)
@@ -61,7 +61,7 @@ def evaluate(specs: Sequence[str], num_players: int = 2, rules: str | dict | Rul
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
         raise ValueError(f"workers={workers!r} is invalid; allowed: None (every core) or an int >= 1")
     check_seed(seed)
-    scalar_only = [spec for spec, agent in zip(specs, agents, strict=True) if batched_kind(agent) is None]
+    scalar_only = [spec for spec, agent in zip(specs, agents, strict=True) if batch_mode(agent) is None]
     if engine == "batched" and scalar_only:
         raise ValueError(f"engine='batched' cannot play {', '.join(map(repr, scalar_only))}; allowed: random, "
                          "greedy and policy files (or engine='scalar' / 'auto')")
