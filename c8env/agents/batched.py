@@ -5,7 +5,7 @@ The weights are greedy's own (:mod:`c8env.agents.greedy`); :func:`greedy_actions
 
 :func:`greedy_all` chooses, in every game, the action of
 :func:`c8env.agents.greedy.greedy_action` for the player to act; :class:`RandomAgents`
-holds one generator per game and draws as :class:`c8env.agents.greedy.RandomAgent`
+holds one generator per game and draws as :class:`c8env.agents.random_agent.RandomAgent`
 does (``legal[default_rng(seed).integers(len(legal))]`` per decision), so a batch
 reproduces the scalar agents decision for decision (``tests/test_vector_agents.py``).
 """
@@ -157,15 +157,13 @@ def random_all(masks: np.ndarray, generators: np.ndarray, active: np.ndarray, ou
 @jit
 def autoplay_all(g: Games, t: Table, seat_agents: np.ndarray, generators: np.ndarray, active: np.ndarray,
                  masks: np.ndarray, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
-                 final_obs: np.ndarray, autoreset: bool, s: kernels.Scratch) -> None:
+                 final_obs: np.ndarray, autoreset: bool, s: kernels.Scratch, res: kernels.HandResults) -> None:
     """In every game where ``active[b]``, the moves of built-in agents (:func:`kernels.move` each) until the
     episode ends or the player to act is ``EXTERNAL``: ``seat_agents[b, seat]`` is ``GREEDY``,
     ``EXTERNAL`` or ``k >= 0``, the random agent with generator ``generators[k, b]``. ``rewards``: the
-    sum over the moves made."""
+    sum over the moves made; ``res``: the last hand that ended."""
     for b in range(g.current.shape[0]):
-        rewards[b, :] = 0.0
-        terminated[b] = False
-        truncated[b] = False
+        kernels.clear(b, rewards, terminated, truncated, res)
         if not active[b]:
             continue
         while True:
@@ -177,7 +175,7 @@ def autoplay_all(g: Games, t: Table, seat_agents: np.ndarray, generators: np.nda
                 action = greedy_action(g, b, t, masks[b])
             else:
                 action = random_action(masks[b], generators[agent, b])
-            if kernels.move(g, b, t, action, rewards, terminated, truncated, final_obs, autoreset, s):
+            if kernels.move(g, b, t, action, rewards, terminated, truncated, final_obs, autoreset, s, res, -1):
                 break
 
 

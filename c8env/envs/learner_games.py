@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -51,68 +51,25 @@ _SEED_BOUND = 2**63
 LEARNER, RANDOM, GREEDY, POLICY = -1, 0, 1, 2
 
 
-class Results(NamedTuple):
-    """Per game, what the last hand that ended in the step left (``hand_over`` says which games have one)."""
-
-    hand_over: np.ndarray  # bool[B]
-    hand_winner: np.ndarray  # int64[B], -1: nobody (a tied blocked hand)
-    end_reason: np.ndarray  # int64[B], index into kernels.END_REASONS
-    scores: np.ndarray  # int64[B, P] after that hand
-    match_winner: np.ndarray  # int64[B], -1: none (not a finished match, or a tie)
-
-
-def _results(size: int, num_players: int) -> Results:
-    return Results(np.zeros(size, dtype=bool), np.full(size, -1, dtype=np.int64), np.zeros(size, dtype=np.int64),
-                   np.zeros((size, num_players), dtype=np.int64), np.full(size, -1, dtype=np.int64))
-
-
-@jit
-def _move(g: kernels.Games, b: int, t: kernels.Table, action: int, seat: int, reward: np.ndarray,
-          terminated: np.ndarray, truncated: np.ndarray, res: Results, final_obs: np.ndarray,
-          s: kernels.Scratch) -> None:
-    """One move in game ``b``, without autoreset: ``seat``'s reward is added to ``reward[b]``, a hand's end is
-    written to ``res``, and an episode's end sets its flag and ``final_obs[b]`` (``seat``'s view of the game)."""
-    kernels.apply(g, b, t, action, s)
-    g.hand_steps[b] += 1
-    if g.phase[b] == kernels.OVER:
-        row = s.row
-        kernels.hand_rewards(g, b, t, row)
-        reward[b] += row[seat]
-        res.hand_over[b] = True
-        res.hand_winner[b] = g.winner[b]
-        res.end_reason[b] = g.end_reason[b]
-        for p in range(t.num_players):
-            res.scores[b, p] = g.scores[b, p]
-        if t.match and not kernels.match_over(g, b, t):
-            kernels.next_hand(g, b, t, s)
-        else:
-            terminated[b] = True
-            if t.match:
-                res.match_winner[b] = kernels.match_winner(g, b, t)
-    elif g.hand_steps[b] >= t.max_steps:
-        truncated[b] = True
-    if terminated[b] or truncated[b]:
-        kernels.encode(g, b, t, seat, final_obs[b])
-
-
 @jit
 def play(g: kernels.Games, t: kernels.Table, actions: np.ndarray, active: np.ndarray, seats: np.ndarray,
-         reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, res: Results,
+         rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, res: kernels.HandResults,
          final_obs: np.ndarray, s: kernels.Scratch) -> None:
-    """One move (``actions[b]``) in each ``active`` game (see :func:`_move`)."""
+    """One move (``actions[b]``) in each ``active`` game (:func:`c8env.vector.kernels.move`, without autoreset;
+    an episode's last view is its learner's, seat ``seats[b]``)."""
     for b in range(g.current.shape[0]):
         if active[b]:
-            _move(g, b, t, actions[b], seats[b], reward, terminated, truncated, res, final_obs, s)
+            kernels.move(g, b, t, actions[b], rewards, terminated, truncated, final_obs, False, s, res, seats[b])
 
 
 @jit
 def advance(g: kernels.Games, t: kernels.Table, live: np.ndarray, seats: np.ndarray, kinds: np.ndarray,
-            generators: np.ndarray, mask: np.ndarray, waiting: np.ndarray, reward: np.ndarray,
-            terminated: np.ndarray, truncated: np.ndarray, res: Results, final_obs: np.ndarray,
+            generators: np.ndarray, mask: np.ndarray, waiting: np.ndarray, rewards: np.ndarray,
+            terminated: np.ndarray, truncated: np.ndarray, res: kernels.HandResults, final_obs: np.ndarray,
             s: kernels.Scratch) -> None:
     """Play the random and greedy opponents of each ``live`` game (``kinds[b, seat]``; random seat ``p`` of game
     ``b`` draws from ``generators[p, b]``) until its learner is to act, its episode ends, or a policy is to act
-    (then ``waiting[b]``)."""
+    (then ``waiting[b]``); each move as :func:`play` makes it."""
     for b in range(g.current.shape[0]):
         waiting[b] = False
         if not live[b]:
@@ -130,7 +87,7 @@ def advance(g: kernels.Games, t: kernels.Table, live: np.ndarray, seats: np.ndar
                 action = batched.random_action(mask[b], generators[p, b])
             else:
                 action = batched.greedy_action(g, b, t, mask[b])
-            _move(g, b, t, action, seats[b], reward, terminated, truncated, res, final_obs, s)
+            kernels.move(g, b, t, action, rewards, terminated, truncated, final_obs, False, s, res, seats[b])
 
 
 @jit
@@ -142,17 +99,17 @@ def deal(g: kernels.Games, t: kernels.Table, which: np.ndarray, seeds: np.ndarra
 
 
 class _Buffers:
-    """What one pass of moves accumulates: rewards, episode ends, hand results, final views."""
+    """What one pass of moves accumulates: every seat's rewards, episode ends, hand results, final views."""
 
     def __init__(self, size: int, num_players: int) -> None:
-        self.reward = np.zeros(size, dtype=np.float64)
+        self.rewards = np.zeros((size, num_players), dtype=np.float64)
         self.terminated = np.zeros(size, dtype=bool)
         self.truncated = np.zeros(size, dtype=bool)
-        self.results = _results(size, num_players)
+        self.results = kernels.new_results(size, num_players)
         self.final_observation = np.zeros((size, OBS_SIZE), dtype=np.float32)
 
     def clear(self) -> None:
-        self.reward[:] = 0.0
+        self.rewards[:] = 0.0
         self.terminated[:] = False
         self.truncated[:] = False
         self.results.hand_over[:] = False
@@ -215,6 +172,7 @@ class LearnerGames:
         self._step = _Buffers(size, n)
         self._start = _Buffers(size, n)
         self._pending = np.zeros(size, dtype=np.float64)
+        self._reward = np.zeros(size, dtype=np.float64)  # the learner's, returned by step
         self._deal_seeds = np.zeros(size, dtype=np.uint64)
         self._opp_obs = np.zeros((size, OBS_SIZE), dtype=np.float32)
         self._opp_mask = np.zeros((size, NUM_ACTIONS), dtype=np.int8)
@@ -324,7 +282,8 @@ class LearnerGames:
             buffers = self._start
             buffers.clear()
             ended = self._play_opponents(todo, buffers)
-            self._pending[todo] = buffers.reward[todo]
+            rows = np.flatnonzero(todo)
+            self._pending[rows] = buffers.rewards[rows, self.learner_seat[rows]]
             if not ended.any():
                 return
             for b in np.flatnonzero(ended).tolist():
@@ -345,7 +304,7 @@ class LearnerGames:
         while True:
             with np.errstate(over="ignore"):
                 advance(self.games, self.table, live, self.learner_seat, self.opponent_kind, self._random_generators,
-                        self._opp_mask, waiting, buffers.reward, buffers.terminated, buffers.truncated,
+                        self._opp_mask, waiting, buffers.rewards, buffers.terminated, buffers.truncated,
                         buffers.results, buffers.final_observation, self.scratch)
             ended |= live & (buffers.terminated | buffers.truncated)
             if not waiting.any():
@@ -353,7 +312,7 @@ class LearnerGames:
             need = waiting.copy()
             actions = self._policy_actions(need)
             with np.errstate(over="ignore"):
-                play(self.games, self.table, actions, need, self.learner_seat, buffers.reward, buffers.terminated,
+                play(self.games, self.table, actions, need, self.learner_seat, buffers.rewards, buffers.terminated,
                      buffers.truncated, buffers.results, buffers.final_observation, self.scratch)
             done = need & (buffers.terminated | buffers.truncated)
             ended |= done
@@ -380,21 +339,22 @@ class LearnerGames:
             shown = action_text(int(actions[b])) if in_range[b] else f"out of range 0..{NUM_ACTIONS - 1}"
             raise IllegalActionError(f"action {int(actions[b])} ({shown}) is illegal in game {b} for the learner "
                                      f"(seat {int(self.learner_seat[b])}); legal: {allowed}")
-        buffers = self._step
+        buffers, rows = self._step, np.arange(self.num_envs)
         buffers.clear()
-        buffers.reward += self._pending
+        buffers.rewards[rows, self.learner_seat] = self._pending
         self._pending[:] = 0.0
         with np.errstate(over="ignore"):
-            play(self.games, self.table, actions, self._all, self.learner_seat, buffers.reward, buffers.terminated,
+            play(self.games, self.table, actions, self._all, self.learner_seat, buffers.rewards, buffers.terminated,
                  buffers.truncated, buffers.results, buffers.final_observation, self.scratch)
         ended = buffers.terminated | buffers.truncated
         ended |= self._play_opponents(~ended, buffers)
+        self._reward[:] = buffers.rewards[rows, self.learner_seat]
         self.final_opponents = [self.opponents[b] if ended[b] else None for b in range(self.num_envs)]
         self.final_seat = self.learner_seat.copy()
         if ended.any():
             self._begin(ended)
         self._observe()
-        return self.observation, buffers.reward, buffers.terminated, buffers.truncated
+        return self.observation, self._reward, buffers.terminated, buffers.truncated
 
     def _observe(self) -> None:
         with np.errstate(over="ignore"):
@@ -402,7 +362,7 @@ class LearnerGames:
 
     # ----- what the last step left --------------------------------------------------------------------
     @property
-    def results(self) -> Results:
+    def results(self) -> kernels.HandResults:
         """The last hand that ended in each game during the last step (``hand_over`` marks them)."""
         return self._step.results
 
@@ -416,4 +376,4 @@ class LearnerGames:
         return self.action_mask.astype(bool)
 
 
-__all__ = ["GREEDY", "LEARNER", "LearnerGames", "MAX_REDEALS", "POLICY", "RANDOM", "Results", "deal", "play"]
+__all__ = ["GREEDY", "LEARNER", "LearnerGames", "MAX_REDEALS", "POLICY", "RANDOM", "advance", "deal", "play"]

@@ -117,6 +117,8 @@ class VectorGames:
         self.rewards = np.zeros((self.num_envs, self.num_players), dtype=np.float64)
         self.terminated = np.zeros(self.num_envs, dtype=bool)
         self.truncated = np.zeros(self.num_envs, dtype=bool)
+        #: The hands that ended in the last step, per game (:class:`c8env.vector.kernels.HandResults`).
+        self.results = kernels.new_results(self.num_envs, self.num_players)
         self._done = np.zeros(self.num_envs, dtype=bool)
         self._sampler = np.zeros(6, dtype=np.uint64)
         self._scratch = kernels.new_scratch()
@@ -187,7 +189,7 @@ class VectorGames:
                                      f"{int(self.games.current[b])}; legal: {allowed}")
         with np.errstate(over="ignore"):
             kernels.step_all(self.games, self._table, actions, active, self.rewards, self.terminated,
-                             self.truncated, self.final_observation, self.autoreset, self._scratch)
+                             self.truncated, self.final_observation, self.autoreset, self._scratch, self.results)
             self._observe(active)
         if not self.autoreset:
             self._done |= self.terminated | self.truncated
@@ -204,7 +206,7 @@ class VectorGames:
         batched agents (:func:`c8env.agents.batched.autoplay`).
 
         ``kernel(games, table, active, action_mask, rewards, terminated, truncated, final_observation,
-        autoreset, scratch)`` makes moves with :func:`c8env.vector.kernels.move` and fills the results;
+        autoreset, scratch, results)`` makes moves with :func:`c8env.vector.kernels.move` and fills the results;
         observations and masks are then brought up to date. Returns ``(rewards, terminated, truncated)``.
         """
         self.check_reset()
@@ -214,7 +216,7 @@ class VectorGames:
             raise RuntimeError(f"game {b} has ended and autoreset is off; call reset(seed) or reset_deals()")
         with np.errstate(over="ignore"):
             kernel(self.games, self._table, active, self.action_mask, self.rewards, self.terminated, self.truncated,
-                   self.final_observation, self.autoreset, self._scratch)
+                   self.final_observation, self.autoreset, self._scratch, self.results)
             self._observe(active)
         if not self.autoreset:
             self._done |= self.terminated | self.truncated

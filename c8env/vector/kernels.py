@@ -83,6 +83,22 @@ def new_games(size: int, num_players: int) -> Games:
                  z(size), z(size))
 
 
+class HandResults(NamedTuple):
+    """Per game, what the last hand that ended in a call left (``hand_over`` says which games have one)."""
+
+    hand_over: np.ndarray  # bool[B]
+    hand_winner: np.ndarray  # int64[B], -1: nobody (a tied blocked hand)
+    end_reason: np.ndarray  # int64[B], index into END_REASONS
+    scores: np.ndarray  # int64[B, P] after that hand
+    match_winner: np.ndarray  # int64[B], -1: none (not a finished match, or a tie)
+
+
+def new_results(size: int, num_players: int) -> HandResults:
+    """Cleared results for ``size`` games."""
+    return HandResults(np.zeros(size, dtype=bool), np.full(size, -1, dtype=np.int64), np.zeros(size, dtype=np.int64),
+                       np.zeros((size, num_players), dtype=np.int64), np.full(size, -1, dtype=np.int64))
+
+
 class Scratch(NamedTuple):
     """Work space of the kernels (they allocate nothing, so they run without reference counting)."""
 
@@ -680,11 +696,13 @@ def deal_slots(g: Games, t: Table, seeds: np.ndarray, slots: np.ndarray, s: Scra
 
 @jit
 def move(g: Games, b: int, t: Table, action: int, rewards: np.ndarray, terminated: np.ndarray,
-         truncated: np.ndarray, final_obs: np.ndarray, autoreset: bool, s: Scratch) -> bool:
-    """Apply a legal action in game ``b`` and settle its episode: ``rewards[b]`` gains the rewards of a hand
-    that ends, ``terminated[b]`` / ``truncated[b]`` are set when the episode ends, whose last observation
-    (its player to act's view) goes to ``final_obs[b]``, and with ``autoreset`` the slot is dealt its next
-    game at once. Returns whether the episode ended."""
+         truncated: np.ndarray, final_obs: np.ndarray, autoreset: bool, s: Scratch, res: HandResults,
+         viewer: int) -> bool:
+    """Apply a legal action in game ``b`` and settle its episode, the one place the batched engine does so:
+    ``rewards[b]`` gains the rewards of a hand that ends, whose result goes to ``res``; ``terminated[b]`` /
+    ``truncated[b]`` are set when the episode ends, whose last observation goes to ``final_obs[b]`` (the view
+    of seat ``viewer``, or with ``viewer < 0`` of the player to act), and with ``autoreset`` the slot is dealt
+    its next game at once. Returns whether the episode ended."""
     apply(g, b, t, action, s)
     g.hand_steps[b] += 1
     if g.phase[b] == OVER:
@@ -692,18 +710,34 @@ def move(g: Games, b: int, t: Table, action: int, rewards: np.ndarray, terminate
         hand_rewards(g, b, t, row)
         for p in range(t.num_players):
             rewards[b, p] += row[p]
+            res.scores[b, p] = g.scores[b, p]
+        res.hand_over[b] = True
+        res.hand_winner[b] = g.winner[b]
+        res.end_reason[b] = g.end_reason[b]
         if t.match and not match_over(g, b, t):
             next_hand(g, b, t, s)
         else:
             terminated[b] = True
+            if t.match:
+                res.match_winner[b] = match_winner(g, b, t)
     elif g.hand_steps[b] >= t.max_steps:
         truncated[b] = True
     if terminated[b] or truncated[b]:
-        encode(g, b, t, g.current[b], final_obs[b])
+        encode(g, b, t, g.current[b] if viewer < 0 else viewer, final_obs[b])
         if autoreset:
             start_episode(g, b, t, s)
         return True
     return False
+
+
+@jit
+def clear(b: int, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, res: HandResults) -> None:
+    """Game ``b``'s results before a call: no reward, no episode end, no hand ended."""
+    rewards[b, :] = 0.0
+    terminated[b] = False
+    truncated[b] = False
+    res.hand_over[b] = False
+    res.match_winner[b] = -1
 
 
 @jit
@@ -720,15 +754,13 @@ def first_illegal(actions: np.ndarray, active: np.ndarray, masks: np.ndarray) ->
 @jit
 def step_all(g: Games, t: Table, actions: np.ndarray, active: np.ndarray, rewards: np.ndarray,
              terminated: np.ndarray, truncated: np.ndarray, final_obs: np.ndarray, autoreset: bool,
-             s: Scratch) -> None:
+             s: Scratch, res: HandResults) -> None:
     """One move (:func:`move`) in every game where ``active[b]`` (the others: unchanged, reward 0, flags
-    False)."""
+    False, no hand ended)."""
     for b in range(g.current.shape[0]):
-        rewards[b, :] = 0.0
-        terminated[b] = False
-        truncated[b] = False
+        clear(b, rewards, terminated, truncated, res)
         if active[b]:
-            move(g, b, t, actions[b], rewards, terminated, truncated, final_obs, autoreset, s)
+            move(g, b, t, actions[b], rewards, terminated, truncated, final_obs, autoreset, s, res, -1)
 
 
 @jit
@@ -774,6 +806,7 @@ def random_actions(masks: np.ndarray, gen: np.ndarray, out: np.ndarray) -> None:
                 pick -= 1
 
 
-__all__ = ["END_REASONS", "Games", "MAX_CARDS", "OBS_SIZE", "Scratch", "Table", "add_card", "apply", "deal_slots",
-           "derive_seeds", "encode", "first_illegal", "hand_rewards", "legal_mask", "match_over", "match_winner", "move", "new_game", "new_games", "new_scratch", "observe_all",
-           "observe_slots", "random_actions", "reset_all", "step_all"]
+__all__ = ["END_REASONS", "MAX_CARDS", "OBS_SIZE", "Games", "HandResults", "Scratch", "Table", "add_card", "apply",
+           "clear", "deal_slots", "derive_seeds", "encode", "first_illegal", "hand_rewards", "legal_mask", "match_over",
+           "match_winner", "move", "new_game", "new_games", "new_results", "new_scratch", "observe_all", "observe_slots",
+           "random_actions", "reset_all", "step_all"]
