@@ -157,13 +157,17 @@ def random_all(masks: np.ndarray, generators: np.ndarray, active: np.ndarray, ou
 @jit
 def autoplay_all(g: Games, t: Table, seat_agents: np.ndarray, generators: np.ndarray, active: np.ndarray,
                  masks: np.ndarray, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
-                 final_obs: np.ndarray, autoreset: bool, s: kernels.Scratch, res: kernels.HandResults) -> None:
+                 final_obs: np.ndarray, autoreset: bool, s: kernels.Scratch, res: kernels.HandResults,
+                 viewers: np.ndarray, fresh: bool = True) -> None:
     """In every game where ``active[b]``, the moves of built-in agents (:func:`kernels.move` each) until the
     episode ends or the player to act is ``EXTERNAL``: ``seat_agents[b, seat]`` is ``GREEDY``,
-    ``EXTERNAL`` or ``k >= 0``, the random agent with generator ``generators[k, b]``. ``rewards``: the
-    sum over the moves made; ``res``: the last hand that ended."""
+    ``EXTERNAL`` or ``k >= 0``, the random agent with generator ``generators[k, b]``. An episode's last
+    view is seat ``viewers[b]``'s (-1: the player to act). With ``fresh`` every game's results start
+    cleared (:func:`kernels.clear`: ``rewards`` the sum over the moves made, ``res`` the last hand that
+    ended); without, they add to what is there."""
     for b in range(g.current.shape[0]):
-        kernels.clear(b, rewards, terminated, truncated, res)
+        if fresh:
+            kernels.clear(b, rewards, terminated, truncated, res)
         if not active[b]:
             continue
         while True:
@@ -175,7 +179,7 @@ def autoplay_all(g: Games, t: Table, seat_agents: np.ndarray, generators: np.nda
                 action = greedy_action(g, b, t, masks[b])
             else:
                 action = random_action(masks[b], generators[agent, b])
-            if kernels.move(g, b, t, action, rewards, terminated, truncated, final_obs, autoreset, s, res, -1):
+            if kernels.move(g, b, t, action, rewards, terminated, truncated, final_obs, autoreset, s, res, viewers[b]):
                 break
 
 
@@ -266,8 +270,10 @@ def autoplay(games: VectorGames, seat_agents: np.ndarray, randoms: Sequence[Rand
         np.zeros((0, size, 6), dtype=np.uint64)
     codes = seat_agents.astype(np.int64)
 
+    viewers = np.full(size, -1, dtype=np.int64)  # an episode's last view: its player to act, as step gives it
+
     def play(g: Games, t: Table, active: np.ndarray, *results: Any) -> None:
-        autoplay_all(g, t, codes, generators, active, *results)
+        autoplay_all(g, t, codes, generators, active, *results, viewers)
 
     results = games.run_kernel(play, active)
     for agent, moved in zip(randoms, generators, strict=True):

@@ -37,6 +37,8 @@ import numpy as np
 
 from c8env.actions import NUM_ACTIONS, action_text
 from c8env.agents import BatchAgent, batch_mode, batched, load
+from c8env.agents.batched import EXTERNAL
+from c8env.agents.batched import GREEDY as GREEDY_CODE
 from c8env.engine import IllegalActionError, check_num_players, check_seed
 from c8env.episode import check_episode_args
 from c8env.observation import OBS_SIZE
@@ -60,34 +62,6 @@ def play(g: kernels.Games, t: kernels.Table, actions: np.ndarray, active: np.nda
     for b in range(g.current.shape[0]):
         if active[b]:
             kernels.move(g, b, t, actions[b], rewards, terminated, truncated, final_obs, False, s, res, seats[b])
-
-
-@jit
-def advance(g: kernels.Games, t: kernels.Table, live: np.ndarray, seats: np.ndarray, kinds: np.ndarray,
-            generators: np.ndarray, mask: np.ndarray, waiting: np.ndarray, rewards: np.ndarray,
-            terminated: np.ndarray, truncated: np.ndarray, res: kernels.HandResults, final_obs: np.ndarray,
-            s: kernels.Scratch) -> None:
-    """Play the random and greedy opponents of each ``live`` game (``kinds[b, seat]``; random seat ``p`` of game
-    ``b`` draws from ``generators[p, b]``) until its learner is to act, its episode ends, or a policy is to act
-    (then ``waiting[b]``); each move as :func:`play` makes it."""
-    for b in range(g.current.shape[0]):
-        waiting[b] = False
-        if not live[b]:
-            continue
-        while not (terminated[b] or truncated[b]):
-            p = g.current[b]
-            kind = kinds[b, p]
-            if kind == LEARNER:
-                break
-            if kind >= POLICY:
-                waiting[b] = True
-                break
-            kernels.legal_mask(g, b, t, mask[b])
-            if kind == RANDOM:
-                action = batched.random_action(mask[b], generators[p, b])
-            else:
-                action = batched.greedy_action(g, b, t, mask[b])
-            kernels.move(g, b, t, action, rewards, terminated, truncated, final_obs, False, s, res, seats[b])
 
 
 @jit
@@ -161,6 +135,8 @@ class LearnerGames:
         self.learner_seat = np.zeros(size, dtype=np.int64)
         #: Kind of each seat's player per game (LEARNER, RANDOM, GREEDY or POLICY + index into ``policies``).
         self.opponent_kind = np.full((size, n), LEARNER, dtype=np.int64)
+        # The same seats as c8env.agents.batched.autoplay_all's codes: random seat p draws from generator p.
+        self._autoplay_codes = np.full((size, n), EXTERNAL, dtype=np.int64)
         #: Opponent specs of each game's episode, clockwise from the learner.
         self.opponents: list[list[Any]] = [[] for _ in range(size)]
         #: Opponent specs of the episodes that ended in the last step (None for the others).
@@ -179,7 +155,6 @@ class LearnerGames:
         self._actions = np.zeros(size, dtype=np.int64)
         self._random_seeds = np.zeros((n, size), dtype=np.uint64)  # per seat and game: RandomAgent(seed)
         self._random_generators = np.zeros((n, size, 6), dtype=np.uint64)
-        self._waiting = np.zeros(size, dtype=bool)
         self._rngs: list[np.random.Generator | None] = []
         self._all = np.ones(size, dtype=bool)
         #: The learner's seat of the episodes that ended in the last step (and of the others).
@@ -270,6 +245,8 @@ class LearnerGames:
             for k, kind in enumerate(kinds, start=1):
                 self.opponent_kind[b, (seat + k) % n] = kind
                 self._random_seeds[(seat + k) % n, b] = seeds[k - 1]
+            for p, kind in enumerate(self.opponent_kind[b].tolist()):
+                self._autoplay_codes[b, p] = p if kind == RANDOM else GREEDY_CODE if kind == GREEDY else EXTERNAL
             self._deal_seeds[b] = int(gen.integers(_SEED_BOUND))
             self.skipped[b] = 0
         with np.errstate(over="ignore"):
@@ -300,13 +277,15 @@ class LearnerGames:
         move in batch between its calls."""
         ended = np.zeros(self.num_envs, dtype=bool)
         live = live.copy()
-        waiting = self._waiting
+        rows = np.arange(self.num_envs)
         while True:
             with np.errstate(over="ignore"):
-                advance(self.games, self.table, live, self.learner_seat, self.opponent_kind, self._random_generators,
-                        self._opp_mask, waiting, buffers.rewards, buffers.terminated, buffers.truncated,
-                        buffers.results, buffers.final_observation, self.scratch)
+                batched.autoplay_all(self.games, self.table, self._autoplay_codes, self._random_generators, live,
+                                     self._opp_mask, buffers.rewards, buffers.terminated, buffers.truncated,
+                                     buffers.final_observation, False, self.scratch, buffers.results,
+                                     self.learner_seat, False)
             ended |= live & (buffers.terminated | buffers.truncated)
+            waiting = live & ~ended & (self.opponent_kind[rows, self.games.current] >= POLICY)
             if not waiting.any():
                 return ended
             need = waiting.copy()
@@ -376,4 +355,4 @@ class LearnerGames:
         return self.action_mask.astype(bool)
 
 
-__all__ = ["GREEDY", "LEARNER", "LearnerGames", "MAX_REDEALS", "POLICY", "RANDOM", "advance", "deal", "play"]
+__all__ = ["GREEDY", "LEARNER", "LearnerGames", "MAX_REDEALS", "POLICY", "RANDOM", "deal", "play"]
