@@ -6,7 +6,7 @@ it (:mod:`c8env.vector.jit`). Hands are the engine's two 52-bit card sets (held 
 least once, held twice); stock and discard pile are card arrays with a length (the
 last card on top). Deals and reshuffles draw from :mod:`c8env.vector.rng`, which
 reproduces NumPy's generator, so a game here is move for move the scalar engine's
-game with the same seed (``tests/test_vector.py`` plays both side by side).
+game with the same seed (``tests/vector/test_games.py`` plays both side by side).
 """
 
 from __future__ import annotations
@@ -84,7 +84,8 @@ def new_games(size: int, num_players: int) -> Games:
 
 
 class HandResults(NamedTuple):
-    """Per game, what the last hand that ended in a call left (``hand_over`` says which games have one)."""
+    """Per game, what the last hand that ended in a call left (``hand_over`` says which games have one; the
+    other fields are meaningful only there)."""
 
     hand_over: np.ndarray  # bool[B]
     hand_winner: np.ndarray  # int64[B], -1: nobody (a tied blocked hand)
@@ -714,6 +715,7 @@ def move(g: Games, b: int, t: Table, action: int, rewards: np.ndarray, terminate
         res.hand_over[b] = True
         res.hand_winner[b] = g.winner[b]
         res.end_reason[b] = g.end_reason[b]
+        res.match_winner[b] = -1
         if t.match and not match_over(g, b, t):
             next_hand(g, b, t, s)
         else:
@@ -732,12 +734,12 @@ def move(g: Games, b: int, t: Table, action: int, rewards: np.ndarray, terminate
 
 @jit
 def clear(b: int, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, res: HandResults) -> None:
-    """Game ``b``'s results before a call: no reward, no episode end, no hand ended."""
+    """Game ``b``'s results before a call: no reward, no episode end, no hand ended (the other fields of ``res``
+    are read only where ``hand_over``)."""
     rewards[b, :] = 0.0
     terminated[b] = False
     truncated[b] = False
     res.hand_over[b] = False
-    res.match_winner[b] = -1
 
 
 @jit
