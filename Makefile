@@ -9,7 +9,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e ".[train,eval,dev,web,fast,rllib]"
 	touch $@
 
-.PHONY: setup demo test train speed lint
+.PHONY: setup demo test test-fast train speed lint
 setup: $(VENV)/.installed
 
 demo: setup
@@ -17,6 +17,10 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q -n 2
+
+# The same without the tests marked slow (Ray, the browser, wheel builds, training runs): about a minute.
+test-fast: setup
+	$(PY) -m pytest -q -n 2 -m "not slow"
 
 train: setup
 	$(PY) -m training.train --config configs/train/default.yaml

@@ -40,6 +40,7 @@ def blocks(language: str) -> list[tuple[str, int, str]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,line,code", blocks("python"), ids=lambda v: str(v) if isinstance(v, (str, int)) else "")
 def test_python_blocks_run(name: str, line: int, code: str, tmp_path: Path) -> None:
     script = tmp_path / "block.py"

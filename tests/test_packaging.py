@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # builds and installs wheels
+
 REPO = Path(__file__).resolve().parent.parent
 PRESET_DIR = REPO / "c8env" / "presets"
 PRESETS = [

@@ -7,7 +7,7 @@ The weights are greedy's own (:mod:`c8env.agents.greedy`); :func:`greedy_actions
 :func:`c8env.agents.greedy.greedy_action` for the player to act; :class:`RandomAgents`
 holds one generator per game and draws as :class:`c8env.agents.random_agent.RandomAgent`
 does (``legal[default_rng(seed).integers(len(legal))]`` per decision), so a batch
-reproduces the scalar agents decision for decision (``tests/test_vector_agents.py``).
+reproduces the scalar agents decision for decision (``tests/agents/test_batched.py``).
 """
 
 from __future__ import annotations

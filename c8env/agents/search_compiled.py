@@ -7,7 +7,7 @@ candidate out with greedy play by everyone (:func:`c8env.agents.batched.greedy_a
 -- or, given a :class:`Network`, with the observer's own moves played by a trained
 policy network (:func:`policy_action`) -- and sums the observer's rewards. Given the
 same generator state it returns the same totals as the agent's Python loop, so the
-agent's decisions do not depend on which loop ran (``tests/test_search.py``); only the
+agent's decisions do not depend on which loop ran (``tests/agents/test_search_compiled.py``); only the
 time does.
 """
 

@@ -366,7 +366,7 @@ def eval_command_seconds(engine: str, deals: int, cache_dir: str | None = None) 
 
 
 def bench_eval(deals: int) -> None:
-    """The evaluation command on both engines (same results, tests/test_evaluate_batched.py), and the kernels'
+    """The evaluation command on both engines (same results, tests/tools/test_evaluate_batched.py), and the kernels'
     compile time."""
     runs = 3
     eval_command_seconds("batched", 1)  # the kernels compiled into the cache, if they were not

@@ -6,7 +6,7 @@ very same permutations for thousands of games per step, inside its kernels, so t
 module implements ``SeedSequence.generate_state``, ``PCG64``'s seeding and output,
 ``Generator.permutation(n)`` (Fisher-Yates with masked rejection) and
 ``Generator.integers(n)`` (Lemire's bounded method) on plain unsigned integers.
-``tests/test_vector.py`` checks each against NumPy.
+``tests/vector/test_games.py`` checks each against NumPy.
 
 A generator is a ``uint64[6]`` array: PCG64 state (high, low), increment (high, low),
 and the buffered 32-bit half (``has``, value), as NumPy keeps them.

@@ -129,6 +129,7 @@ def test_serve_binds_to_loopback_and_warns_when_exposed(monkeypatch, capsys) -> 
         serve.main(["--idle-timeout", "0"])
 
 
+@pytest.mark.slow
 def test_load_test_plays_concurrent_games_and_reports() -> None:
     from c8env.web.loadtest import run_local
 

@@ -20,7 +20,7 @@ from c8env.envs.single_agent import SingleAgentEnv
 from training.config import TrainConfig, config_from_dict, field_docs, load_config
 from training.pool import OpponentPool, Snapshots
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 CONFIGS = sorted((ROOT / "configs" / "train").glob("*.yaml"))
 TINY = {
     "pi_layers": [32, 32], "vf_layers": [32, 32], "n_envs": 4, "n_workers": 2, "n_steps": 128, "batch_size": 256,
@@ -199,6 +199,7 @@ def test_env_workers_do_not_import_torch():
     assert time.time() - start < 5 and not any(p.is_alive() for p in env.processes)
 
 
+@pytest.mark.slow
 def test_env_workers_of_the_cli_do_not_import_torch():
     """Under ``python -m training.train`` the forkserver workers import ``training.train`` as their main module:
     it must not import torch at its top."""
@@ -392,6 +393,7 @@ def processes():
             proc.communicate()
 
 
+@pytest.mark.slow
 def test_tiny_run_checkpoints_resumes_and_exports(tmp_path, processes):
     config = tmp_path / "tiny.yaml"
     config.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in {**TINY, "run_root": str(tmp_path)}.items()))
@@ -512,6 +514,7 @@ def test_plot_draws_the_expert_iteration_csv_and_rejects_other_csvs(tmp_path):
         read_iteration(tmp_path / "missing.csv")
 
 
+@pytest.mark.slow
 def test_same_seed_same_policy(tmp_path, processes):
     """Two runs of one config and seed (warm start, subprocess envs, snapshots, PPO) give byte-identical policies."""
     config = tmp_path / "tiny.yaml"
@@ -528,6 +531,7 @@ def test_same_seed_same_policy(tmp_path, processes):
     assert policies[0] != policies[2]
 
 
+@pytest.mark.slow
 def test_a_guided_search_distilled_without_ppo(tmp_path, processes):
     """``total_steps: 0``: the network is the clone of the demonstrator (here the policy-guided expert, one step
     of expert iteration), exported and evaluated on fresh deals."""

@@ -200,6 +200,7 @@ def play_hand(preset: str, n: int, seed: int) -> tuple[list[int], list[dict[str,
     return actions, dicts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("n", PLAYERS)
 @pytest.mark.parametrize("preset", PRESETS)

@@ -15,7 +15,9 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # trains in a subprocess
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = textwrap.dedent(
     """

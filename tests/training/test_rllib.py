@@ -36,7 +36,7 @@ from training.rllib.env import CrazyEightsMultiAgentEnv  # noqa: E402
 from training.rllib.modules import MASKED, AgentModule, MaskedPPOModule  # noqa: E402
 from training.rllib.train import MAIN, SeatMapping, export_weights, learner_spec  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "configs" / "rllib" / "smoke.yaml"
 
 
@@ -227,6 +227,7 @@ NO_RAY_NO_TORCH = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_real_local_ray_run_resume_and_export(tmp_path: Path) -> None:
     import ray
     from ray.rllib.core.rl_module.rl_module import RLModule
@@ -285,6 +286,7 @@ def pids_naming(needle: str) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the head's processes in /proc")
 def test_run_joins_a_running_ray_cluster_with_address(tmp_path: Path) -> None:
     """A Ray head started apart (``ray start --head --block`` on free ports, its own temp dir and

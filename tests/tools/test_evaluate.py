@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from c8env.engine import DRAW
+from c8env.envs.single_agent import SingleAgentEnv
 from c8env.episode import MAX_HAND_STEPS
 from c8env.rules import load_rules
 from c8env.tools.evaluation import (
@@ -24,7 +25,7 @@ from c8env.tools.evaluation import (
     wilson_interval,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def test_wilson_interval_known_values():
@@ -142,6 +143,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=300, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
+@pytest.mark.slow
 def test_cli_writes_markdown_csv_json_png(tmp_path):
     out = tmp_path / "out"
     done = _cli("greedy", "random", "--deals", "20", "--workers", "2", "--out", str(out), "--no-progress", cwd=tmp_path)
@@ -171,3 +173,27 @@ def test_console_script_runs_eval(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "| random | 1 | 10 |" in done.stdout
+
+
+# ----- arguments checked before any work ---------------------------------------------------------------
+def test_evaluate_refuses_bad_workers_and_seed() -> None:
+    from c8env.tools.evaluation import evaluate
+
+    for workers in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match=rf"workers={workers!r} is invalid; allowed: None \(every core\) or an int >= 1"):
+            evaluate(["greedy", "random"], deals=1, workers=workers)
+    with pytest.raises(ValueError, match="seed=-1 is invalid"):
+        evaluate(["greedy", "random"], deals=1, seed=-1, workers=1)
+
+
+def test_constructor_and_loader_arguments_are_checked() -> None:
+    from c8env import agents
+    from c8env.tools.evaluation import evaluate
+
+    for seed in ("a", -1, 1.5):
+        with pytest.raises(ValueError, match=rf"seed={seed!r} is invalid"):
+            agents.load("random", seed=seed)
+    with pytest.raises(ValueError, match="illegal_reward='x' is invalid; allowed: a finite number"):
+        SingleAgentEnv(illegal_reward="x")
+    with pytest.raises(TypeError, match="specs='greedy' is invalid; allowed: a list of agent specs"):
+        evaluate("greedy", deals=1, workers=1)

@@ -190,6 +190,7 @@ def _count_finished_hands(env):
     return finished
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", PLAYER_COUNTS)
 @pytest.mark.parametrize("preset", PRESETS)
 def test_pettingzoo_api_test(preset, n):
@@ -204,6 +205,7 @@ def test_pettingzoo_api_test(preset, n):
     assert any(finished), "api_test's play never ended an episode"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", PLAYER_COUNTS)
 @pytest.mark.parametrize("preset", PRESETS)
 def test_pettingzoo_seed_test(preset, n):

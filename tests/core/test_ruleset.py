@@ -12,7 +12,7 @@ import pytest
 import c8env
 from c8env import RuleSet
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parent.parent.parent
 
 #: docs/rules.md "Presets": each preset is the default rules plus exactly these settings.
 PRESET_TABLE: dict[str, dict] = {

@@ -24,7 +24,7 @@ from c8env.observation import StateObservation, encode_observation
 from c8env.seeding import derive_seed
 from c8env.vector import VectorGames, derive_seeds
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 WEIGHTS = ("LONG_SUIT", "NEXT_VOID", "ATTACK_CLOSE", "ATTACK_FAR", "ANY_NEXT", "KEEP_WILD", "SUIT_HELD",
            "SUIT_NEXT_VOID")
 

@@ -1,4 +1,5 @@
-"""Bad input: every bad argument raises ValueError naming the offending key or value and what is allowed."""
+"""Bad input to the engine: every bad rule set, deal, seed, state dict and action raises ValueError naming
+the offending key or value and what is allowed; a state dict is checked against the rules it names."""
 
 from __future__ import annotations
 
@@ -60,6 +61,17 @@ def test_yaml_not_a_mapping(tmp_path: Path) -> None:
     path = tmp_path / "list.yaml"
     path.write_text("- decks\n- 2\n")
     with pytest.raises(ValueError, match="mapping of RuleSet fields"):
+        c8env.load_rules(path)
+
+
+def test_malformed_rules_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text("decks: [2\n")
+    with pytest.raises(ValueError, match=r"rules file '.*r.yaml' is not valid YAML \(line \d+, column \d+: ") as info:
+        c8env.load_rules(path)
+    assert "\n" not in str(info.value)
+    path.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ValueError, match="cannot be read"):
         c8env.load_rules(path)
 
 
@@ -360,6 +372,78 @@ def test_state_bad_winner() -> None:
 def test_state_bad_rules_argument() -> None:
     with pytest.raises(ValueError, match=r"unknown rules preset 'nope'"):
         State.from_dict(base_state(), rules="nope")
+
+
+# ----- State.from_dict: the whole position, the rules key --------------------------------------------------
+def position(**extra: Any) -> dict[str, Any]:
+    return {"hands": [["5C", "KD"], ["2H", "3H"]], "stock": ["4D"], "discard": ["9C"], **extra}
+
+
+@pytest.mark.parametrize("extra, rules, message", [
+    ({}, None, None),
+    ({"phase": "announce"}, "standard", "phase 'announce' cannot happen under standard: last_card_call is off"),
+    ({"phase": "announce"}, "last_card", "player 0 holds 2 cards, not 1"),
+    ({"phase": "declare"}, "standard", "phase 'declare' cannot happen under standard: the top card 9C is not a wild card"),
+    ({"pending_draw": 2}, "standard", "'pending_draw' = 2 cannot happen under standard: these rules have no draw cards"),
+    ({"pending_draw": 2}, "special_cards", "the top card 9C was not played as a draw card"),
+    ({"discard": ["2C"], "pending_draw": 1}, "special_cards", "2C makes 2"),
+    ({"discard": ["2C"], "pending_draw": 2, "draws_this_turn": 1}, "special_cards", "has not drawn this turn"),
+    ({"direction": -1}, "standard", "'direction' = -1 cannot happen under standard: no card reverses"),
+    ({"suit_to_follow": "*"}, "standard", "the top card 9C has no any_next effect"),
+    ({"rank_to_follow": None}, "standard", "9C is wild for nobody"),
+    ({"suit_to_follow": "H"}, "standard", "a card played normally leaves its own suit and rank"),
+    ({"discard": ["8C"], "rank_to_follow": "8"}, "standard", "8C is a wild card"),
+    ({"scores": [5, 0]}, "standard", "scores come from finished hands"),
+    ({"scores": [150, 0], "hands_played": 3}, "standard", "the match ended with these totals"),
+    ({"countdown": [8, 7]}, "standard", "without the countdown rule every count stays 8"),
+    ({"countdown": [0, 7], "hands_played": 8}, "countdown", "a count of 0 ends the match"),
+    ({"phase": "over"}, "standard", "a finished hand counts itself in hands_played"),
+    ({"draws_this_turn": 2}, {"preset": "standard", "max_draws_per_turn": 1}, "max_draws_per_turn is 1"),
+])
+def test_from_dict_checks_the_position_against_the_rules(extra: dict, rules: Any, message: str | None) -> None:
+    data = position(**extra)
+    if message is None:
+        State.from_dict(data)
+        return
+    with pytest.raises(ValueError, match="cannot happen under") as info:
+        State.from_dict(data, rules=rules)
+    assert message in str(info.value) and "docs/state-format.md" in str(info.value)
+
+
+def test_reachable_special_positions_are_accepted() -> None:
+    State.from_dict(position(discard=["2C"], pending_draw=4), rules="special_cards")  # stacked draw twos
+    State.from_dict(position(discard=["8C"], rank_to_follow=None, suit_to_follow="H"))  # a declared suit
+    State.from_dict(position(discard=["8C"], phase="declare", rank_to_follow=None))
+    State.from_dict(position(hands=[["5C"], ["2H"]], phase="announce"), rules="last_card")
+    State.from_dict(position(hands=[[], ["2H"]], phase="over", winner=0, hands_played=1, scores=[2, 0]))
+
+
+def test_stock_is_required() -> None:
+    data = position()
+    del data["stock"]
+    with pytest.raises(ValueError, match="missing the required key 'stock'; required: hands, stock, discard"):
+        State.from_dict(data)
+
+
+def test_to_dict_records_the_rules_and_from_dict_uses_them() -> None:
+    for rules, spec in (("special_cards", "special_cards"),
+                        ({"preset": "standard", "card_points": {"8": 8}}, {"preset": "standard", "card_points": {"8": 8}}),
+                        (c8env.load_rules("uno_like"), "uno_like")):
+        state = State.new(3, rules, seed=1)
+        d = state.to_dict()
+        assert d["rules"] == spec
+        again = State.from_dict(d)
+        assert again.rules == state.rules and again.to_dict() == d
+        assert State.from_dict(d, rules=state.rules).rules == state.rules  # the same rules, written another way
+        with pytest.raises(ValueError, match=r"the rules argument contradicts the state's 'rules' key .*fields that differ"):
+            State.from_dict(d, rules="crazy_aces")
+    for bad, message in (("nope", "state key 'rules': unknown rules preset 'nope'"), (3, "state key 'rules' = 3"),
+                         ({"preset": "standard", "wild_card": "A"}, "state key 'rules': unknown RuleSet field")):
+        with pytest.raises(ValueError, match=message):
+            State.from_dict(position(rules=bad))
+    env = c8env.raw_env(rules="standard")
+    with pytest.raises(ValueError, match="contradicts"):
+        env.reset(options={"state": State.new(2, "crazy_aces", seed=0).to_dict()})
 
 
 # ----- illegal actions --------------------------------------------------------------------------------

@@ -148,6 +148,7 @@ def test_shipped_policy_was_trained_for_its_table_and_beats_random(name, players
     assert table.stats[0].win_rate > floor, table.markdown()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opponent", ["random", "greedy"])
 @pytest.mark.parametrize("name, players, rules", [entry[:3] for entry in SHIPPED])
 def test_shipped_policy_finishes_its_hands(name, players, rules, opponent):

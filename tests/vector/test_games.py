@@ -20,7 +20,7 @@ from c8env.observation import encode_observation
 from c8env.seeding import derive_seed
 from c8env.vector import VectorGames, rng
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def generator(parts: list[int]) -> np.ndarray:
@@ -92,6 +92,7 @@ def play_both(preset: str, n: int, games: int = 3, steps: int = 300, seed: int =
     return ended
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", range(2, 8))
 @pytest.mark.parametrize("preset", preset_names())
 def test_every_preset_and_player_count_equals_the_scalar_engine(preset: str, n: int) -> None:

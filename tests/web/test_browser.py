@@ -25,7 +25,8 @@ CHROMIUM = next((p for p in (os.environ.get("C8ENV_CHROMIUM"), shutil.which("chr
 #: connections are refused many at a time.
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium; .ci/run does)")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium; .ci/run does)")]
 
 
 def free_port() -> int:

@@ -17,7 +17,7 @@ from training.batched import BatchedVecEnv
 from training.config import config_from_dict
 from training.vec import make_vec_env
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 SNAPSHOT = str(ROOT / "c8env" / "agents" / "policies" / "ppo-standard-2p.npz")
 POOL = {"random": 0.3, "greedy": 0.4, "expert": 0.0, "self": 0.3}
 
@@ -126,6 +126,7 @@ def test_config_switch_and_expert_refusal():
         BatchedVecEnv(subproc.model_copy(update={"vec_env": "batched"}))
 
 
+@pytest.mark.slow
 def test_tiny_maskable_ppo_run_on_the_batched_backend(tmp_path):
     """training.train end to end on the batched envs: warm start, snapshots (self opponents), evaluation."""
     fields = {"pi_layers": [32, 32], "vf_layers": [32, 32], "n_envs": 8, "n_steps": 64, "batch_size": 256,
