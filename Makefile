@@ -1,4 +1,4 @@
-# The two commands a newcomer needs (see README): `make demo` and `make test`.
+# The two commands a newcomer needs (see README): `make train` and `make test`.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
@@ -9,7 +9,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e ".[train,eval,dev,web,fast,rllib]"
 	touch $@
 
-.PHONY: setup demo test test-fast train speed lint
+.PHONY: setup demo test test-fast train speed lint golden
 setup: $(VENV)/.installed
 
 demo: setup
