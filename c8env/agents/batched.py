@@ -162,12 +162,12 @@ def autoplay_all(g: Games, t: Table, seat_agents: np.ndarray, generators: np.nda
     """In every game where ``active[b]``, the moves of built-in agents (:func:`kernels.move` each) until the
     episode ends or the player to act is ``EXTERNAL``: ``seat_agents[b, seat]`` is ``GREEDY``,
     ``EXTERNAL`` or ``k >= 0``, the random agent with generator ``generators[k, b]``. An episode's last
-    view is seat ``viewers[b]``'s (-1: the player to act). With ``fresh`` every game's results start
-    cleared (:func:`kernels.clear`: ``rewards`` the sum over the moves made, ``res`` the last hand that
-    ended); without, they add to what is there."""
+    view is seat ``viewers[b]``'s (-1: the player to act). With ``fresh`` every game's rewards and flags
+    start cleared (:func:`kernels.clear`: ``rewards`` the sum over the moves made); without, they add to
+    what is there. ``res`` records the hands that end (the caller clears ``res.hand_over``)."""
     for b in range(g.current.shape[0]):
         if fresh:
-            kernels.clear(b, rewards, terminated, truncated, res)
+            kernels.clear(b, rewards, terminated, truncated)
         if not active[b]:
             continue
         while True:

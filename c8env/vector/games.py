@@ -187,6 +187,7 @@ class VectorGames:
             shown = action_text(int(actions[b])) if in_range else f"out of range 0..{NUM_ACTIONS - 1}"
             raise IllegalActionError(f"action {int(actions[b])} ({shown}) is illegal in game {b} for player "
                                      f"{int(self.games.current[b])}; legal: {allowed}")
+        self.results.hand_over[:] = False
         with np.errstate(over="ignore"):
             kernels.step_all(self.games, self._table, actions, active, self.rewards, self.terminated,
                              self.truncated, self.final_observation, self.autoreset, self._scratch, self.results)
@@ -214,6 +215,7 @@ class VectorGames:
         if (self._done & active).any():
             b = int(np.flatnonzero(self._done & active)[0])
             raise RuntimeError(f"game {b} has ended and autoreset is off; call reset(seed) or reset_deals()")
+        self.results.hand_over[:] = False
         with np.errstate(over="ignore"):
             kernel(self.games, self._table, active, self.action_mask, self.rewards, self.terminated, self.truncated,
                    self.final_observation, self.autoreset, self._scratch, self.results)

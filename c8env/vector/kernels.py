@@ -21,7 +21,7 @@ from c8env.engine import ANY_SUIT
 from c8env.observation import OBS_LAYOUT, OBS_SIZE
 from c8env.rules import Effect
 from c8env.vector import rng
-from c8env.vector.jit import jit
+from c8env.vector.jit import inline, jit
 
 # Phases and end reasons as plain ints (the kernels' state); Phase and END_REASONS name them.
 PLAY, DECLARE, ANNOUNCE_PHASE, OVER = 0, 1, 2, 3
@@ -695,7 +695,7 @@ def deal_slots(g: Games, t: Table, seeds: np.ndarray, slots: np.ndarray, s: Scra
             new_game(g, b, t, seeds[b], s)
 
 
-@jit
+@inline
 def move(g: Games, b: int, t: Table, action: int, rewards: np.ndarray, terminated: np.ndarray,
          truncated: np.ndarray, final_obs: np.ndarray, autoreset: bool, s: Scratch, res: HandResults,
          viewer: int) -> bool:
@@ -732,14 +732,12 @@ def move(g: Games, b: int, t: Table, action: int, rewards: np.ndarray, terminate
     return False
 
 
-@jit
-def clear(b: int, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, res: HandResults) -> None:
-    """Game ``b``'s results before a call: no reward, no episode end, no hand ended (the other fields of ``res``
-    are read only where ``hand_over``)."""
+@inline
+def clear(b: int, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray) -> None:
+    """Game ``b``'s results before a call: no reward, no episode end (the caller clears ``hand_over``)."""
     rewards[b, :] = 0.0
     terminated[b] = False
     truncated[b] = False
-    res.hand_over[b] = False
 
 
 @jit
@@ -758,9 +756,9 @@ def step_all(g: Games, t: Table, actions: np.ndarray, active: np.ndarray, reward
              terminated: np.ndarray, truncated: np.ndarray, final_obs: np.ndarray, autoreset: bool,
              s: Scratch, res: HandResults) -> None:
     """One move (:func:`move`) in every game where ``active[b]`` (the others: unchanged, reward 0, flags
-    False, no hand ended)."""
+    False; ``res.hand_over`` is cleared by the caller)."""
     for b in range(g.current.shape[0]):
-        clear(b, rewards, terminated, truncated, res)
+        clear(b, rewards, terminated, truncated)
         if active[b]:
             move(g, b, t, actions[b], rewards, terminated, truncated, final_obs, autoreset, s, res, -1)
 
