@@ -19,6 +19,7 @@ from c8env.episode import Episode
 from c8env.observation import encode_observation
 from c8env.seeding import derive_seed
 from c8env.vector import VectorGames, rng
+from c8env.vector.kernels import END_REASONS
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -84,6 +85,14 @@ def play_both(preset: str, n: int, games: int = 3, steps: int = 300, seed: int =
             expected = ep.step(int(actions[b]))
             assert np.allclose(rewards[b], np.zeros(n) if expected is None else expected), (preset, n, step, b)
             assert (terminated[b], truncated[b]) == (ep.terminated, ep.truncated), (preset, n, step, b)
+            res = batch.results
+            assert res.hand_over[b] == (expected is not None), (preset, n, step, b)
+            if expected is not None:  # the hand's result, as the scalar Episode's info has it
+                got = {"hand_winner": None if res.hand_winner[b] < 0 else int(res.hand_winner[b]),
+                       "end_reason": END_REASONS[int(res.end_reason[b])], "scores": res.scores[b].tolist()}
+                if "match_winner" in ep.result:
+                    got["match_winner"] = None if res.match_winner[b] < 0 else int(res.match_winner[b])
+                assert got == ep.result, (preset, n, step, b)
             if ep.done:
                 assert (batch.final_observation[b] == encode_observation(ep.state, ep.state.current_player)).all()
                 started[b] += 1
