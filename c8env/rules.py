@@ -33,7 +33,6 @@ from c8env.cards import (
 PRESETS_DIR = Path(__file__).parent / "presets"
 
 
-
 class Effect(IntEnum):
     """What a special card does (the values of :attr:`RuleSet.effect_table`)."""
 

@@ -30,7 +30,6 @@ ENGINES = ("auto", "scalar", "batched")
 BATCH = 1024
 
 
-
 class AgentError(ValueError):
     """An agent returned an action that is not legal."""
 
@@ -70,7 +69,7 @@ def play_deal(agents: Sequence[Agent], names: Sequence[str], rules: RuleSet, num
 
 
 def play_deals(specs: Sequence[str], rules: RuleSet, num_players: int, seed: int,
-                deals: Sequence[int]) -> list[HandRecord]:
+               deals: Sequence[int]) -> list[HandRecord]:
     """Play every rotation of some deals (one worker's share)."""
     lineup = len(specs)
     base = [seat % lineup for seat in range(num_players)]
@@ -102,7 +101,7 @@ def agent_seed(deal_seed: int, rotation: int, index: int) -> int:
 
 
 def play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: int, seed: int, deals: int,
-                        update: Callable[[int], None]) -> list[HandRecord]:
+                       update: Callable[[int], None]) -> list[HandRecord]:
     """Every rotation of deals ``0..deals-1`` on the batched engine; the same records as :func:`play_deals`.
 
     ``agents``: one loaded agent per lineup entry, each with a :func:`c8env.agents.batch_mode`: ``random`` and
