@@ -101,15 +101,14 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.InspectLoader):
         if module.__name__ in self._specs:  # the import system gave the aliased module the old path's spec
             module.__spec__ = self._specs.pop(module.__name__)
             return
-        homes = _homes(module.__name__)
-        if len(homes) > 1:  # a split module: the public names of every new home
-            for home in map(importlib.import_module, homes):
-                module.__dict__.update({k: getattr(home, k) for k in getattr(home, "__all__", ())})
+        for home in map(importlib.import_module, _homes(module.__name__)):  # a split module: every home's names
+            module.__dict__.update({k: getattr(home, k) for k in getattr(home, "__all__", ())})
 
     def get_source(self, fullname: str) -> str:
-        """``python -m OLD`` runs the new module as ``__main__``."""
-        return (f"import runpy, warnings\nwarnings.warn({f'{fullname} moved to {_homes(fullname)[0]}'!r}, "
-                f"DeprecationWarning)\nrunpy.run_module({_homes(fullname)[0]!r}, run_name='__main__', alter_sys=True)\n")
+        """``python -m OLD`` warns and runs the new module as ``__main__``."""
+        new = _homes(fullname)[0]
+        return (f"from c8env.deprecation import warn_moved\nwarn_moved({fullname!r}, {new!r})\n"
+                f"import runpy\nrunpy.run_module({new!r}, run_name='__main__', alter_sys=True)\n")
 
     def is_package(self, fullname: str) -> bool:
         return False
