@@ -86,8 +86,7 @@ class _Buffers:
         self.rewards[:] = 0.0
         self.terminated[:] = False
         self.truncated[:] = False
-        self.results.hand_over[:] = False
-        self.results.match_winner[:] = -1
+        self.results.hand_over[:] = False  # the other fields are read only where a hand ended
 
 
 def _is_agent(obj: Any) -> bool:
