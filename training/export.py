@@ -1,12 +1,16 @@
-"""Export a trained MaskablePPO policy to the NumPy-only policy file that ``c8env.agents.load(path)`` plays.
+"""Export a trained MaskablePPO policy to the NumPy-only policy file that ``c8env.agents.load(path)`` plays, or to ONNX.
 
     python -m training.export RUN_OR_CHECKPOINT OUT.npz [--best]
+    python -m training.export RUN_OR_CHECKPOINT OUT.onnx [--best]
 
 ``RUN_OR_CHECKPOINT`` is a run directory (its latest checkpoint, or ``best.zip`` with
 ``--best``) or a checkpoint ``.zip`` written by :mod:`training.train` (its ``.json``
 sidecar, or the run's ``config.yaml``, gives the player count and rules). The file
 format is described in :mod:`c8env.agents.policy`; the exported agent plays the
-masked argmax of the logits, the SB3 model's deterministic action.
+masked argmax of the logits, the SB3 model's deterministic action. ``OUT.onnx`` writes the
+same actor (features, policy net, action net: observation batch ``observation`` [batch, 245]
+to ``logits`` [batch, 60]) as ONNX, played by :class:`c8env.agents.onnx_policy.OnnxAgent`;
+:func:`export_onnx` exports any torch module mapping observations to logits.
 
 The learner's self-play snapshots and periodic evaluations use :func:`export_policy` too.
 """
@@ -19,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from c8env.agents.onnx_policy import export_onnx
 from c8env.agents.policy import save_policy
 from c8env.rules import load_rules
 from c8env.tools.argcheck import Parser, check_rules_arg, int_between, new_file
@@ -26,7 +31,12 @@ from training.config import TrainConfig, config_from_dict, load_config
 
 
 def export_policy(model: Any, path: str | Path, num_players: int, rules: Any, description: str = "") -> Path:
-    """Write ``model``'s actor (a MaskablePPO or its policy) as a NumPy policy file."""
+    """Write ``model``'s actor (a MaskablePPO or its policy) as a NumPy policy file, or as ONNX when ``path``
+    ends in ``.onnx`` (:func:`export_onnx`, the same metadata as the NumPy file's)."""
+    if str(path).endswith(".onnx"):
+        meta = {"format": "c8env-onnx-policy", "num_players": num_players, "rules": load_rules(rules).to_dict(),
+                "description": description}
+        return export_onnx(model, path, meta)
     from training.model import policy_layers
 
     policy = getattr(model, "policy", model)
@@ -103,7 +113,7 @@ def export_checkpoint(source: str | Path, out: str | Path, best: bool = False, n
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m training.export", description=__doc__.split("\n\n")[0])
     parser.add_argument("source", metavar="RUN_OR_CHECKPOINT", help="run directory or checkpoint .zip")
-    parser.add_argument("out", metavar="OUT", help="policy file to write (.npz)")
+    parser.add_argument("out", metavar="OUT", help="policy file to write (.npz, or .onnx)")
     parser.add_argument("--best", action="store_true", help="export the run's best.zip (best evaluation vs greedy)")
     parser.add_argument("--players", type=int_between(2, 7), help="player count (default: from the checkpoint's config)")
     parser.add_argument("--rules", help="rules (default: from the checkpoint's config)")
@@ -113,10 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not args.out.endswith(".npz"):
-        parser.error(f"OUT must end in .npz (c8env.agents.load recognises policy files by it), got {args.out!r}")
+    suffix = Path(args.out).suffix
+    if suffix not in (".npz", ".onnx"):
+        parser.error(f"OUT must end in .npz or .onnx (c8env.agents.load recognises policy files by it), got {args.out!r}")
     try:
-        new_file(".npz")(args.out)
+        new_file(suffix)(args.out)
     except argparse.ArgumentTypeError as err:
         parser.error(f"argument OUT: {err}")
     if args.rules is not None:

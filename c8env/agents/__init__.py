@@ -11,7 +11,9 @@ agent's turn) and always returns a legal action. Specs:
   candidates searched, ``prior=0`` weight of the network's log-probability added to their means,
   ``rollouts=policy``: the network also plays the searcher's moves in the rollouts);
 - the name of a trained policy shipped in the package (see :func:`available`);
-- the path of an exported policy file (:mod:`c8env.agents.policy`).
+- the path of an exported policy file (:mod:`c8env.agents.policy`);
+- the path of an ONNX policy, ``*.onnx`` (:mod:`c8env.agents.onnx_policy`, the ``onnx`` extra), or of a
+  Stable-Baselines3 model, ``*.zip`` (MaskablePPO, PPO, DQN: :mod:`c8env.agents.sb3_policy`, the ``train`` extra).
 """
 
 from __future__ import annotations
@@ -120,6 +122,21 @@ def _checked_policy(agent: PolicyAgent, rules: RuleSet, num_players: int) -> Pol
     return agent
 
 
+def _model_file(spec: str | Path, rules: RuleSet, num_players: int) -> Agent:
+    """An ONNX policy (``.onnx``) or a Stable-Baselines3 model (``.zip``) from its path; their libraries are
+    imported only here."""
+    path = Path(spec)
+    if not path.is_file():
+        raise ValueError(f"agent spec {str(spec)!r}: no such {path.suffix} file")
+    if path.suffix == ".onnx":
+        from c8env.agents.onnx_policy import OnnxAgent
+
+        return _checked_policy(OnnxAgent(path), rules, num_players)  # type: ignore[arg-type]
+    from c8env.agents.sb3_policy import SB3Agent
+
+    return SB3Agent(path)
+
+
 def _policy(spec: str | Path, rules: RuleSet, num_players: int, what: str = "agent spec",
             allowed: list[str] | None = None) -> PolicyAgent:
     """A trained policy from a shipped name or the path of a ``.npz`` file (``what`` and ``allowed``
@@ -139,6 +156,8 @@ def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players
     rules = load_rules(rules)
     num_players = check_num_players(num_players)
     seed = check_seed(seed)
+    if isinstance(spec, (str, Path)) and str(spec).endswith((".onnx", ".zip")):
+        return _model_file(spec, rules, num_players)
     if isinstance(spec, Path) or (isinstance(spec, str) and spec.endswith(".npz")):
         return _policy(spec, rules, num_players)
     if not isinstance(spec, str):
@@ -158,7 +177,8 @@ def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players
         return ExpertAgent(rules, num_players, seed=seed, **options)
     if name in shipped_policies():
         return _policy(name, rules, num_players)
-    raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(available())}, or a path to a .npz policy")
+    raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(available())}, or the path of a .npz, "
+                     ".onnx or SB3 .zip policy")
 
 
 __all__ = ["BATCH_MODES", "Agent", "BatchAgent", "batch_mode", "PolicyMismatchWarning", "ExpertAgent", "GreedyAgent", "PolicyAgent", "RandomAgent", "available", "load",

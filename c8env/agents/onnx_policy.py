@@ -1,0 +1,228 @@
+"""Policies from any library as ONNX files: :class:`OnnxAgent` plays one with onnxruntime (CPU).
+
+The file maps an observation batch ``float32[batch, 245]`` (its one input, with a dynamic
+batch axis) to action scores ``float32[batch, 60]`` (its first output: logits, or anything
+ordered like them, such as log-probabilities or Q-values). The agent plays the masked argmax:
+the legal action of highest score, the lowest id on a tie. :func:`export_onnx` writes such a
+file from a torch module or a Stable-Baselines3 model (input ``observation``, output ``logits``,
+optional c8env metadata under the model property ``c8env``). onnxruntime (and, to export,
+torch, onnx and onnxscript) are the ``onnx`` extra: ``pip install 'c8env[onnx]'``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from c8env.actions import NUM_ACTIONS
+from c8env.agents.policy import TIE_MARGIN
+from c8env.observation import OBS_SIZE, check_observation
+
+ONNX_INSTALL = "pip install 'c8env[onnx]'"
+#: The model property holding c8env's metadata (JSON: num_players, rules, description, ...).
+META_KEY = "c8env"
+_EXPECTED = f"one input float32[batch, {OBS_SIZE}] (dynamic batch axis) and a first output float32[batch, {NUM_ACTIONS}]"
+
+
+class MissingExtraError(ImportError, ValueError):
+    """An optional dependency is missing; also a ValueError, so command lines report it like a bad argument."""
+
+
+def _first_line(err: BaseException, limit: int = 200) -> str:
+    text = (str(err).strip().splitlines() or [""])[0]
+    return f"{type(err).__name__}: {text[:limit]}"
+
+
+def _onnxruntime() -> Any:
+    try:
+        import onnxruntime
+    except ImportError as err:
+        raise MissingExtraError(f"playing .onnx policies needs onnxruntime ({err}); install it: {ONNX_INSTALL}") from None
+    return onnxruntime
+
+
+def consistent_argmax(scores: Callable[[np.ndarray, np.ndarray], np.ndarray], observations: np.ndarray,
+                      masks: np.ndarray) -> np.ndarray:
+    """The masked argmax of ``scores(observations, masks)`` per row (int64[k]), equal to what one row alone gives.
+
+    A batch's scores may differ from one row's in the last bits (another summation order), so a row whose two
+    best legal scores lie closer than :data:`~c8env.agents.policy.TIE_MARGIN` (relative) is scored again alone,
+    as ``act`` scores it."""
+    observations = np.asarray(observations, dtype=np.float32)
+    legal = np.asarray(masks).astype(bool)
+    if observations.ndim != 2 or observations.shape[1] != OBS_SIZE or legal.shape != (len(observations), NUM_ACTIONS):
+        raise ValueError(f"act_batch takes observations float32[k, {OBS_SIZE}] and masks int8[k, {NUM_ACTIONS}], got "
+                         f"{observations.shape} and {legal.shape}")
+    if not legal.any(axis=1).all():
+        raise ValueError("act_batch: a row's action mask has no legal action")
+    if not len(observations):
+        return np.zeros(0, dtype=np.int64)
+    masks = np.asarray(masks)
+    masked = np.where(legal, scores(observations, masks), -np.inf)
+    actions = np.argmax(masked, axis=1).astype(np.int64)
+    top_two = -np.partition(-masked, 1, axis=1)[:, :2]
+    close = np.abs(top_two[:, 0] - top_two[:, 1]) < TIE_MARGIN * np.maximum(1.0, np.abs(top_two[:, 0]))
+    for row in np.flatnonzero(close):
+        alone = scores(np.ascontiguousarray(observations[row:row + 1]), masks[row:row + 1])[0]
+        actions[row] = np.argmax(np.where(legal[row], alone, -np.inf))
+    return actions
+
+
+@functools.lru_cache(maxsize=16)
+def _open(path: str, mtime_ns: int, size: int) -> tuple[Any, str, str, dict[str, Any]]:
+    """A checked onnxruntime session of ``path`` (cached per file version: the scalar engine loads an agent per
+    hand), its input and first output names, and its c8env metadata."""
+    ort = _onnxruntime()
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1  # small MLPs: one thread is fastest, and the scores are deterministic
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    try:
+        session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    except Exception as err:  # not ONNX, truncated, unsupported operators
+        raise ValueError(f"{path!r} is not a readable ONNX model ({_first_line(err)})") from None
+    inputs, outputs = session.get_inputs(), session.get_outputs()
+    if len(inputs) != 1 or not outputs:
+        raise ValueError(f"{path!r} has inputs {[i.name for i in inputs]} and outputs {[o.name for o in outputs]}; "
+                         f"expected {_EXPECTED}")
+    given = inputs[0]
+    shape = list(given.shape or [])
+    if given.type != "tensor(float)" or len(shape) != 2 or isinstance(shape[0], int) \
+            or (isinstance(shape[1], int) and shape[1] != OBS_SIZE):
+        raise ValueError(f"{path!r}: its input {given.name!r} is {given.type} {shape}; expected float32[batch, "
+                         f"{OBS_SIZE}] with a dynamic batch axis")
+    try:
+        probe = session.run([outputs[0].name], {given.name: np.zeros((2, OBS_SIZE), dtype=np.float32)})[0]
+    except Exception as err:
+        raise ValueError(f"{path!r} fails on a float32[2, {OBS_SIZE}] batch ({_first_line(err)}); "
+                         f"expected {_EXPECTED}") from None
+    probe = np.asarray(probe)
+    if probe.shape != (2, NUM_ACTIONS) or not np.issubdtype(probe.dtype, np.floating):
+        raise ValueError(f"{path!r}: its first output {outputs[0].name!r} gives {probe.dtype} {list(probe.shape)} for a "
+                         f"batch of 2; expected float32[batch, {NUM_ACTIONS}] action scores")
+    try:
+        meta = json.loads(session.get_modelmeta().custom_metadata_map.get(META_KEY, "{}"))
+    except ValueError:
+        meta = {}
+    return session, given.name, outputs[0].name, meta if isinstance(meta, dict) else {}
+
+
+class OnnxAgent:
+    """Plays an ONNX policy file (see the module docstring): the masked argmax of its scores, onnxruntime on CPU."""
+
+    def __init__(self, path: str | Path) -> None:
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"ONNX policy file {str(path)!r} does not exist")
+        stat = path.stat()
+        self.session, self.input_name, self.output_name, self.meta = _open(str(path.resolve()), stat.st_mtime_ns,
+                                                                           stat.st_size)
+        self.path = path
+        self.name = path.stem
+
+    def scores(self, observations: np.ndarray) -> np.ndarray:
+        """The model's scores float32[k, 60] for observations float32[k, 245]."""
+        feed = {self.input_name: np.ascontiguousarray(observations, dtype=np.float32)}
+        return np.asarray(self.session.run([self.output_name], feed)[0], dtype=np.float32)
+
+    def act(self, observation: Mapping[str, Any]) -> int:
+        check_observation(observation, "OnnxAgent")
+        legal = np.asarray(observation["action_mask"]).astype(bool)
+        if not legal.any():
+            raise ValueError("OnnxAgent.act: the action mask has no legal action (not this agent's turn?)")
+        scores = self.scores(np.asarray(observation["observation"], dtype=np.float32)[None])[0]
+        return int(np.argmax(np.where(legal, scores, -np.inf)))
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """:meth:`act` for a batch: observations float32[k, 245] and masks int8[k, 60] in, actions int64[k] out
+        (row ``i`` is exactly ``act`` of row ``i``: :func:`consistent_argmax`)."""
+        return consistent_argmax(lambda batch, _: self.scores(batch), observations, masks)
+
+
+def _logits_module(model: Any) -> Any:
+    """``model`` as a torch module mapping observations to scores: an SB3 model or policy through
+    :class:`c8env.agents.sb3_policy.LogitsModule`, any other torch module as is."""
+    import torch
+
+    policy = getattr(model, "policy", model)
+    try:
+        from stable_baselines3.common.policies import BasePolicy
+    except ImportError:
+        BasePolicy = None  # noqa: N806
+    if BasePolicy is not None and isinstance(policy, BasePolicy):
+        from c8env.agents.sb3_policy import LogitsModule
+
+        return LogitsModule(policy)
+    if isinstance(model, torch.nn.Module):
+        return model
+    raise ValueError(f"export_onnx takes a torch module (observations -> logits) or an SB3 model, got "
+                     f"{type(model).__name__}")
+
+
+def export_onnx(model: Any, path: str | Path, metadata: Mapping[str, Any] | None = None, *,
+                dynamo: bool = True) -> Path:
+    """Write ``model`` as an ONNX policy file that :class:`OnnxAgent` plays; returns the path.
+
+    ``model``: a torch module mapping observations float32[batch, 245] to logits float32[batch, 60], or a
+    Stable-Baselines3 model or policy with a ``Box(245)`` observation space (its actor's logits; DQN: its
+    Q-values). The file has input ``observation`` and output ``logits``, a dynamic batch axis, and ``metadata``
+    (JSON) under the property ``c8env``. ``dynamo``: torch's ``torch.export`` exporter (needs onnxscript), else
+    the older TorchScript one. The written file is checked: onnxruntime's scores on a random batch equal the
+    module's (float tolerance)."""
+    try:
+        import onnx
+        import torch
+    except ImportError as err:
+        raise MissingExtraError(f"exporting to ONNX needs torch and onnx ({err}); install them: {ONNX_INSTALL}") from None
+    path = Path(path)
+    if path.suffix != ".onnx":
+        raise ValueError(f"export_onnx: {str(path)!r} does not end in .onnx")
+    module = _logits_module(model)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.tmp.onnx")
+    device = next(module.parameters(), torch.empty(0)).device
+    example = (torch.rand(8, OBS_SIZE, generator=torch.Generator().manual_seed(0)) * 3).to(device)
+    quiet = logging.getLogger("torch.onnx")  # "torchvision is not installed" and the like
+    level, was_training = quiet.level, module.training
+    quiet.setLevel(logging.ERROR)
+    module.eval()
+    try:
+        with torch.no_grad():
+            expected = module(example)
+        if not isinstance(expected, torch.Tensor) or tuple(expected.shape) != (len(example), NUM_ACTIONS):
+            shown = list(expected.shape) if isinstance(expected, torch.Tensor) else type(expected).__name__
+            raise ValueError(f"export_onnx: the module maps float32[8, {OBS_SIZE}] to {shown}; expected a tensor "
+                             f"[8, {NUM_ACTIONS}] of logits (wrap it in a module returning just those)")
+        options: dict[str, Any] = (
+            {"dynamic_shapes": ({0: torch.export.Dim("batch")},), "external_data": False} if dynamo
+            else {"dynamic_axes": {"observation": {0: "batch"}, "logits": {0: "batch"}}})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            torch.onnx.export(module, (example,), str(tmp), input_names=["observation"], output_names=["logits"],
+                              dynamo=dynamo, verbose=False, **options)
+        proto = onnx.load(str(tmp))
+        if metadata is not None:
+            entry = proto.metadata_props.add()
+            entry.key, entry.value = META_KEY, json.dumps(dict(metadata))
+        onnx.save(proto, str(tmp))
+        expected = expected.float().cpu().numpy()
+        got = OnnxAgent(tmp).scores(example.cpu().numpy())
+        if not np.allclose(got, expected, rtol=1e-4, atol=1e-5):
+            raise ValueError(f"export_onnx: onnxruntime's logits differ from the module's by up to "
+                             f"{np.abs(got - expected).max():.3g}")
+        tmp.replace(path)
+    finally:
+        module.train(was_training)
+        quiet.setLevel(level)
+        tmp.unlink(missing_ok=True)
+    return path
+
+__all__ = ["META_KEY", "MissingExtraError", "OnnxAgent", "consistent_argmax", "export_onnx"]
