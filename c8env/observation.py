@@ -30,8 +30,8 @@ index      name                  meaning
 :func:`encode_observation` writes the vector, :func:`decode_observation` reads it back
 into an :class:`ObservedPosition`, :func:`action_mask` is the 60-long legal mask (all
 zeros off turn), and :class:`StateObservation` is the observation dict of a seat
-computed lazily from a state (built-in agents read the state's public facts instead
-of decoding). NumPy only.
+computed lazily from a state (c8env's own agents read the state's public facts instead
+of decoding; every other agent gets :func:`sealed_observation`). NumPy only.
 """
 
 from __future__ import annotations
@@ -258,6 +258,12 @@ class StateObservation(Mapping):
         return state.legal_actions() if self._seat == state.current_player and not state.hand_over else []
 
 
+def sealed_observation(state: State, seat: int) -> dict[str, np.ndarray]:
+    """The observation dict of ``seat`` as a plain dict of fresh arrays (no view of anything else): what
+    agents that are not c8env's own receive, so nothing they are given leads to another hand or the stock."""
+    return {"observation": encode_observation(state, seat), "action_mask": action_mask(state, seat)}
+
+
 #: What an agent's ``act`` takes, for error messages.
 OBSERVATION_HELP = (f"the env's observation dict {{'observation': float32[{OBS_SIZE}], 'action_mask': int8[{NUM_ACTIONS}]}} "
                     "(or a StateObservation)")
@@ -287,5 +293,5 @@ def check_observation(observation: Any, who: str) -> None:
             raise ValueError(f"{who}.act: observation['action_mask'] holds values other than 0 and 1")
 
 
-__all__ = ["GLOBAL_STATE_SIZE", "OBSERVATION_HELP", "check_observation", "OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "encode_global_state", "StateObservation", "action_mask", "decode_observation",
+__all__ = ["GLOBAL_STATE_SIZE", "OBSERVATION_HELP", "check_observation", "OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "encode_global_state", "StateObservation", "action_mask", "decode_observation", "sealed_observation",
            "encode_observation"]

@@ -22,6 +22,9 @@ CORE = {"c8env", "c8env.cards", "c8env.rules", "c8env.actions", "c8env.engine", 
 #: The layers, bottom up: a module may import from its own layer and those before it.
 LAYERS = ("core", "c8env.vector", "c8env.agents", "c8env.envs", "c8env.tools", "c8env.web", "training")
 HEAVY = ("gymnasium", "pettingzoo", "torch", "stable_baselines3", "sb3_contrib", "ray")
+#: The one agents-layer module that may import heavy libraries: it plays Stable-Baselines3 ``.zip`` models (the
+#: ``train`` extra) and is imported only by ``c8env.agents.load`` when it is given one.
+SB3_ADAPTER = "c8env.agents.sb3_policy"
 
 
 def module_name(path: Path) -> str:
@@ -79,9 +82,19 @@ def test_imports_point_down(name: str) -> None:
         if own > 0 and target == "c8env":
             continue  # the package root holds only the core's public names
         assert layer(target) <= own, f"{name} ({LAYERS[own]}) imports {target} ({LAYERS[layer(target)]})"
-    if own <= LAYERS.index("c8env.agents"):
+    if own <= LAYERS.index("c8env.agents") and name != SB3_ADAPTER:
         heavy = sorted(t for t in imports(known[name]) if t.split(".")[0] in HEAVY)
         assert not heavy, f"{name} is below the envs but imports {heavy}"
+
+
+def test_the_sb3_adapter_is_loaded_only_for_a_zip() -> None:
+    """Nothing imports the SB3 adapter at module level; ``load`` does, inside the function, for a ``.zip``."""
+    for name, path in known_modules().items():
+        tree = ast.parse(path.read_text())
+        top = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+        names = {alias.name for node in top if isinstance(node, ast.Import) for alias in node.names}
+        names |= {node.module for node in top if isinstance(node, ast.ImportFrom) and node.module}
+        assert SB3_ADAPTER not in names, f"{name} imports {SB3_ADAPTER} at module level"
 
 
 def test_no_import_circle() -> None:

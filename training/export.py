@@ -23,10 +23,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from c8env.agents.onnx_policy import export_onnx
 from c8env.agents.policy import save_policy
 from c8env.rules import load_rules
 from c8env.tools.argcheck import Parser, check_rules_arg, int_between, new_file
+from c8env.tools.onnx_export import export_onnx
 from training.config import TrainConfig, config_from_dict, load_config
 
 

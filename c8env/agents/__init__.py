@@ -13,12 +13,21 @@ agent's turn) and always returns a legal action. Specs:
 - the name of a trained policy shipped in the package (see :func:`available`);
 - the path of an exported policy file (:mod:`c8env.agents.policy`);
 - the path of an ONNX policy, ``*.onnx`` (:mod:`c8env.agents.onnx_policy`, the ``onnx`` extra), or of a
-  Stable-Baselines3 model, ``*.zip`` (MaskablePPO, PPO, DQN: :mod:`c8env.agents.sb3_policy`, the ``train`` extra).
+  Stable-Baselines3 model, ``*.zip`` (MaskablePPO, PPO, DQN: :mod:`c8env.agents.sb3_policy`, the ``train`` extra);
+- ``package.module:name``: an agent object of the user's (anything with ``act``) or a
+  factory, called as ``factory(rules=RuleSet, num_players=int, seed=int | None)``.
+
+:func:`load` also takes the object or the factory itself. Agents that are not c8env's
+own are shown sealed observations (:func:`observation_for`): a plain dict of fresh
+arrays, from which no other hand and no card of the stock can be reached.
 """
 
 from __future__ import annotations
 
+import importlib
+import re
 import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,7 +37,8 @@ from c8env.agents.expert import ExpertAgent
 from c8env.agents.greedy import GreedyAgent
 from c8env.agents.policy import PolicyAgent
 from c8env.agents.random_agent import RandomAgent
-from c8env.engine import check_num_players, check_seed
+from c8env.engine import State, check_num_players, check_seed
+from c8env.observation import StateObservation, sealed_observation
 from c8env.rules import RuleSet, load_rules
 
 POLICY_DIR = Path(__file__).parent / "policies"
@@ -66,6 +76,37 @@ def batch_mode(agent: Agent) -> str | None:
             raise ValueError(f"{type(agent).__name__}.batch_kernel={kernel!r} is invalid; allowed: 'random', 'greedy'")
         return kernel
     return "act_batch" if callable(getattr(agent, "act_batch", None)) else None
+
+
+#: c8env's own agents (exact types, not subclasses): they read the public facts of the state behind a
+#: :class:`~c8env.observation.StateObservation` instead of decoding the vector.
+_OWN_TYPES = (RandomAgent, GreedyAgent, ExpertAgent, PolicyAgent)
+_IMPORT_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+def is_own(agent: object) -> bool:
+    """Whether ``agent`` is one of c8env's own agents (which may read the state behind an observation)."""
+    return type(agent) in _OWN_TYPES
+
+
+def observation_for(agent: Agent, state: State, seat: int) -> Mapping[str, np.ndarray]:
+    """What ``agent`` is shown on ``seat``'s turn: c8env's own agents get a lazy
+    :class:`~c8env.observation.StateObservation` (their fast path); every other agent a sealed plain dict
+    of fresh arrays (:func:`~c8env.observation.sealed_observation`)."""
+    return StateObservation(state, seat) if type(agent) in _OWN_TYPES else sealed_observation(state, seat)
+
+
+def agent_name(entry: object) -> str:
+    """How tables and errors name an agent entry: a spec as written, an object's ``name`` (else its class),
+    a factory's name."""
+    if isinstance(entry, (str, Path)):
+        return str(entry)
+    name = getattr(entry, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    if isinstance(entry, type) or not callable(getattr(entry, "act", None)):
+        return getattr(entry, "__qualname__", None) or type(entry).__name__
+    return type(entry).__name__
 
 
 def shipped_policies() -> list[str]:
@@ -150,9 +191,38 @@ def _policy(spec: str | Path, rules: RuleSet, num_players: int, what: str = "age
     return _checked_policy(PolicyAgent(spec), rules, num_players)
 
 
-def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players: int = 2,
-         seed: int | None = None) -> Agent:
-    """An agent from a spec (see the module docstring), seeded with ``seed``."""
+def _from_object(entry: object, what: str, rules: RuleSet, num_players: int, seed: int | None) -> Agent:
+    """An agent object as is, or what a factory (a class or a callable without ``act``) builds."""
+    if callable(getattr(entry, "act", None)) and not isinstance(entry, type):
+        return entry  # type: ignore[return-value]
+    if not callable(entry):
+        raise ValueError(f"{what} {entry!r:.80} (a {type(entry).__name__}) has no act(observation) method; allowed: an "
+                         "agent object, a factory(rules, num_players, seed) returning one, or a spec string: "
+                         f"{', '.join(available())}, a policy file, package.module:name")
+    agent = entry(rules=rules, num_players=num_players, seed=seed)
+    if not callable(getattr(agent, "act", None)) or isinstance(agent, type):
+        raise ValueError(f"{what} (a factory) returned {type(agent).__name__}, which has no act(observation) method")
+    return agent
+
+
+def _imported(spec: str) -> object:
+    """The object a ``package.module:name`` spec names."""
+    module_name, _, attribute = spec.partition(":")
+    try:
+        target: object = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ValueError(f"agent spec {spec!r}: cannot import module {module_name!r} ({err})") from None
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise ValueError(f"agent spec {spec!r}: {module_name}.{attribute} does not exist (no attribute {part!r})")
+        target = getattr(target, part)
+    return target
+
+
+def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | RuleSet = "standard",
+         num_players: int = 2, seed: int | None = None) -> Agent:
+    """An agent from a spec (see the module docstring), seeded with ``seed``; an agent object is returned as
+    is, a factory is called with ``rules`` (a RuleSet), ``num_players`` and ``seed``."""
     rules = load_rules(rules)
     num_players = check_num_players(num_players)
     seed = check_seed(seed)
@@ -161,8 +231,10 @@ def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players
     if isinstance(spec, Path) or (isinstance(spec, str) and spec.endswith(".npz")):
         return _policy(spec, rules, num_players)
     if not isinstance(spec, str):
-        raise ValueError(f"agent spec {spec!r} must be a string: one of {', '.join(available())} or a .npz path")
+        return _from_object(spec, "agent", rules, num_players, seed)
     name, _, option_text = spec.partition(":")
+    if name not in available() and _IMPORT_SPEC.match(spec):
+        return _from_object(_imported(spec), f"agent spec {spec!r}", rules, num_players, seed)
     options = _parse_options(name, option_text)
     if name == "random":
         return RandomAgent(seed)
@@ -177,9 +249,10 @@ def load(spec: str | Path, rules: str | dict | RuleSet = "standard", num_players
         return ExpertAgent(rules, num_players, seed=seed, **options)
     if name in shipped_policies():
         return _policy(name, rules, num_players)
-    raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(available())}, or the path of a .npz, "
-                     ".onnx or SB3 .zip policy")
+    raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(available())}, the path of a .npz, .onnx or "
+                     "SB3 .zip policy, or package.module:name (an agent object or factory)")
 
 
-__all__ = ["BATCH_MODES", "Agent", "BatchAgent", "batch_mode", "PolicyMismatchWarning", "ExpertAgent", "GreedyAgent", "PolicyAgent", "RandomAgent", "available", "load",
+__all__ = ["BATCH_MODES", "Agent", "BatchAgent", "ExpertAgent", "GreedyAgent", "PolicyAgent", "PolicyMismatchWarning",
+           "RandomAgent", "agent_name", "available", "batch_mode", "is_own", "load", "observation_for",
            "shipped_policies"]

@@ -53,7 +53,7 @@ def _scores(policy: BasePolicy, observations: Any) -> torch.Tensor:
 
 class LogitsModule(torch.nn.Module):
     """An SB3 policy as a torch module from observations float32[batch, 245] to its scores float32[batch, 60]
-    (what :func:`c8env.agents.onnx_policy.export_onnx` exports)."""
+    (what :func:`c8env.tools.onnx_export.export_onnx` exports)."""
 
     def __init__(self, policy: BasePolicy) -> None:
         super().__init__()

@@ -20,12 +20,12 @@ import numpy as np
 from gymnasium import spaces
 
 from c8env.actions import NUM_ACTIONS
-from c8env.agents import PolicyAgent, load
+from c8env.agents import PolicyAgent, load, observation_for
 from c8env.deprecation import warn_moved
 from c8env.engine import IllegalActionError, State, check_num_players, check_seed
 from c8env.envs.spaces import check_render_mode, render_output, vector_space
 from c8env.episode import Episode, read_state
-from c8env.observation import StateObservation, action_mask, encode_observation
+from c8env.observation import action_mask, encode_observation
 from c8env.rules import RuleSet, load_rules
 from c8env.text import render_text
 
@@ -226,8 +226,8 @@ class SingleAgentEnv(gymnasium.Env):
             self._labels[seat] = self._label(entry)
 
     def _opponent_action(self, seat: int) -> int:
-        # Built-in agents read a StateObservation's facts straight from the state, without encoding.
-        return self.opponents[seat].act(StateObservation(self.game, seat))
+        # c8env's own agents read the state's public facts without encoding; any other agent gets a sealed dict
+        return self.opponents[seat].act(observation_for(self.opponents[seat], self.game, seat))
 
     # ----- Gymnasium API ----------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:

@@ -7,6 +7,7 @@ import sys
 
 COMMANDS = {
     "eval": ("c8env.tools.evaluation.cli", "evaluate agents: duplicate deals, win rates with 95% intervals, leagues, benchmarks"),
+    "leaderboard": ("c8env.tools.evaluation.leaderboard", "rank benchmark results files: Markdown, CSV and a PNG"),
     "play": ("c8env.tools.play", "play against agents in the terminal"),
     "demo": ("c8env.tools.demo", "play and print one seeded hand"),
     "speed": ("c8env.tools.speed", "speed benchmarks of the engine, the env and the expert"),
@@ -19,7 +20,7 @@ ALIASES = {"bench": "speed"}
 
 def usage() -> str:
     lines = ["usage: c8env COMMAND [ARGS]   (c8env COMMAND --help for each)", "", "commands:"]
-    lines += [f"  {name:<6} {text}" for name, (_, text) in COMMANDS.items()]
+    lines += [f"  {name:<11} {text}" for name, (_, text) in COMMANDS.items()]
     return "\n".join(lines)
 
 

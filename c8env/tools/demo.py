@@ -12,11 +12,10 @@ import argparse
 from collections.abc import Callable, Sequence
 
 from c8env.actions import DRAW, PASS, action_text
-from c8env.agents import load
+from c8env.agents import load, observation_for
 from c8env.cards import NUM_CARDS, card_text
 from c8env.engine import State
 from c8env.episode import play_hand
-from c8env.observation import StateObservation
 from c8env.rules import RuleSet, load_rules
 from c8env.text import direction_text, follow_text, move_events
 from c8env.tools.argcheck import Parser, check_rules_arg, int_at_least, int_between
@@ -54,7 +53,7 @@ def play_demo(num_players: int = 2, rules: str | RuleSet = "standard", seed: int
     def choose(state: State) -> int:
         seat = state.current_player
         before["state"] = state.copy()
-        return players[seat].act(StateObservation(state, seat))
+        return players[seat].act(observation_for(players[seat], state, seat))
 
     def show(state: State, seat: int, action: int) -> None:
         old = before["state"]

@@ -12,11 +12,10 @@ import argparse
 from collections.abc import Callable, Sequence
 
 from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, PASS, STOP, action_text
-from c8env.agents import Agent, available, load
+from c8env.agents import Agent, available, load, observation_for
 from c8env.cards import NUM_CARDS, SUITS, card_text, parse_card
 from c8env.engine import PHASE_NAMES, Phase, State
 from c8env.episode import MAX_HAND_STEPS, play_hand
-from c8env.observation import StateObservation
 from c8env.rules import RuleSet, load_rules
 from c8env.text import direction_text, follow_text, move_events
 from c8env.tools.argcheck import Parser, check_rules_arg, int_at_least, int_between
@@ -95,7 +94,7 @@ def _play_with_you(state: State, agents: dict[int, Agent], you: int, ask: Callab
         seat = state.current_player
         before["size"], before["hand"], before["state"] = state.sizes[seat], set(state.hand(you)), state.copy()
         if seat in agents:
-            return agents[seat].act(StateObservation(state, seat))
+            return agents[seat].act(observation_for(agents[seat], state, seat))
         legal = state.legal_actions()
         for line in _table(state, you):
             say(line)

@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from c8env.actions import NUM_ACTIONS
-from c8env.agents import Agent, PolicyAgent, available, load
+from c8env.agents import Agent, PolicyAgent, available, load, observation_for
 from c8env.engine import IllegalActionError, State
 from c8env.episode import MAX_HAND_STEPS
-from c8env.observation import StateObservation
 from c8env.rules import preset_names
 from c8env.tools.replay import build_replay, move_event
 from c8env.web.seat_view import table_view
@@ -143,7 +142,7 @@ class Game:
         if seat == self.seat:
             raise GameError(409, "it is your turn: no agent is to act")
         try:
-            action = self.agents[seat].act(StateObservation(self.state, seat))
+            action = self.agents[seat].act(observation_for(self.agents[seat], self.state, seat))
             self._record(seat, int(action))
         except Exception as err:  # an agent's bug ends its game, never the server
             self.status = "error"

@@ -23,7 +23,8 @@ from c8env.observation import OBS_SIZE
 ort = pytest.importorskip("onnxruntime")
 torch = pytest.importorskip("torch")
 
-from c8env.agents.onnx_policy import MissingExtraError, OnnxAgent, export_onnx  # noqa: E402
+from c8env.agents.onnx_policy import MissingExtraError, OnnxAgent  # noqa: E402
+from c8env.tools.onnx_export import export_onnx  # noqa: E402
 
 DRAW_PASS = slice(56, 58)
 

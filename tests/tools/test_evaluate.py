@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from c8env.engine import DRAW
@@ -72,8 +73,8 @@ class _Staller:
     """Draws whenever it may (standard rules allow it), else plays its first legal move."""
 
     def act(self, observation) -> int:
-        legal = list(observation.legal_actions())
-        return DRAW if DRAW in legal else legal[0]
+        legal = np.flatnonzero(observation["action_mask"])
+        return DRAW if DRAW in legal else int(legal[0])
 
 
 def test_stalled_hands_are_cut_off_and_reported():
@@ -118,7 +119,7 @@ def test_illegal_agent_action_names_agent_and_move():
         ({"specs": ["greedy", "expert:depth=3"]}, "option 'depth=3'"),
         ({"specs": ["greedy", "random"], "rules": "no_such_preset"}, "unknown rules preset 'no_such_preset'"),
         ({"specs": ["greedy", "random"], "deals": 0}, "deals=0"),
-        ({"specs": ["a", "b", "c"], "num_players": 2}, "1 to 2 agent specs"),
+        ({"specs": ["a", "b", "c"], "num_players": 2}, "1 to 2 agents for 2 players"),
     ],
 )
 def test_bad_input_is_named(kwargs, pattern):
@@ -195,5 +196,5 @@ def test_constructor_and_loader_arguments_are_checked() -> None:
             agents.load("random", seed=seed)
     with pytest.raises(ValueError, match="illegal_reward='x' is invalid; allowed: a finite number"):
         SingleAgentEnv(illegal_reward="x")
-    with pytest.raises(TypeError, match="specs='greedy' is invalid; allowed: a list of agent specs"):
+    with pytest.raises(TypeError, match="specs='greedy' is invalid; allowed: a list of agents"):
         evaluate("greedy", deals=1, workers=1)

@@ -14,7 +14,8 @@ the lineup has a batched form, else the scalar one.
 One module per concern: :mod:`~c8env.tools.evaluation.deals` (playing the hands, both
 engines), :mod:`~c8env.tools.evaluation.stats` (intervals and tables),
 :mod:`~c8env.tools.evaluation.runner` (:func:`evaluate`, :func:`league`),
-:mod:`~c8env.tools.evaluation.bench` (the benchmark protocol),
+:mod:`~c8env.tools.evaluation.bench` (the benchmark protocol and its results files),
+:mod:`~c8env.tools.evaluation.leaderboard` (``c8env leaderboard``: results files ranked),
 :mod:`~c8env.tools.evaluation.reports` (CSV, JSON, plots) and
 :mod:`~c8env.tools.evaluation.cli` (``c8env eval``).
 
@@ -27,13 +28,14 @@ Programmatic use::
 
 from __future__ import annotations
 
-from c8env.tools.evaluation.bench import bench_config, bench_markdown, leaderboard_markdown, run_bench
+from c8env.tools.evaluation.bench import bench_config, bench_markdown, bench_results, run_bench
 from c8env.tools.evaluation.cli import build_parser, main
-from c8env.tools.evaluation.deals import BATCH, ENGINES, AgentError, HandRecord, play_deal
+from c8env.tools.evaluation.deals import BATCH, ENGINES, AgentError, HandRecord, IllegalMove, play_deal
+from c8env.tools.evaluation.leaderboard import leaderboard_markdown, load_results, ranked
 from c8env.tools.evaluation.reports import plot_bench, plot_league, plot_table, write_rows
 from c8env.tools.evaluation.runner import evaluate, league
 from c8env.tools.evaluation.stats import AgentStats, League, Table, wilson_interval
 
 __all__ = ["BATCH", "ENGINES", "AgentError", "AgentStats", "HandRecord", "League", "Table", "bench_config",
-           "bench_markdown", "build_parser", "evaluate", "leaderboard_markdown", "league", "main", "play_deal",
+           "bench_markdown", "bench_results", "IllegalMove", "load_results", "ranked", "build_parser", "evaluate", "leaderboard_markdown", "league", "main", "play_deal",
            "plot_bench", "plot_league", "plot_table", "run_bench", "wilson_interval", "write_rows"]

@@ -1,17 +1,30 @@
-"""The benchmark protocol: a YAML list of (rules, players, deals) cells and opponents, an agent scored on each."""
+"""The benchmark protocol: a YAML list of (rules, players, deals) cells and opponents, an agent scored on each.
+
+:func:`run_bench` scores one agent; :func:`bench_results` makes its versioned results file (see
+:data:`RESULTS_FORMAT`), which :mod:`c8env.tools.leaderboard` ranks with others of the same protocol.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from c8env.tools.evaluation.runner import evaluate
+from c8env.episode import MAX_HAND_STEPS
+from c8env.tools.evaluation.runner import AgentEntry, evaluate, ray_session
 
 # configs/bench/ of the repository, shipped inside the package as c8env/bench_configs/ (pyproject.toml)
 _PACKAGE_BENCH = Path(__file__).parents[2] / "bench_configs"
 _REPO_BENCH = Path(__file__).parents[3] / "configs" / "bench"
+#: A results file: ``{"format": RESULTS_FORMAT, "format_version": RESULTS_VERSION, "protocol": {name, version,
+#: sha256}, "c8env_version", "env_id", "max_hand_steps", "seed", "agent", "cells": [{rules, players, opponent,
+#: deals, hands, wins, win_rate, ci_low, ci_high, points, points_per_hand, truncated, illegal, fair_share}]}``.
+RESULTS_FORMAT = "c8env-bench-results"
+RESULTS_VERSION = 1
+#: The env whose rules and observations the benchmark plays (its hands are those of ``c8env.env``).
+ENV_ID = "c8env/crazy_eights-v0"
+_ENTRY_KEYS = {"rules", "players", "deals"}
 
 
 def bench_config(name_or_path: str) -> dict[str, Any]:
@@ -31,47 +44,70 @@ def bench_config(name_or_path: str) -> dict[str, Any]:
     if not isinstance(config, dict) or not isinstance(config.get("entries"), list) or not config.get("opponents"):
         raise ValueError(f"benchmark {str(path)!r} must map 'opponents' (agent specs) and 'entries' "
                          "(rules, players, deals)")
+    unknown = sorted(set(config) - {"name", "version", "opponents", "entries"})
+    if unknown:
+        raise ValueError(f"benchmark {str(path)!r}: unknown key(s) {unknown}; allowed: name, version, opponents, entries")
     for entry in config["entries"]:
-        if not isinstance(entry, dict) or set(entry) - {"rules", "players", "deals"} or "players" not in entry:
+        if not isinstance(entry, dict) or set(entry) - _ENTRY_KEYS or "players" not in entry:
             raise ValueError(f"benchmark entry {entry!r} is invalid; allowed keys: rules, players, deals")
+    config.setdefault("name", path.stem)
+    config.setdefault("version", 1)
     return config
 
 
-def run_bench(name_or_path: str, agent: str, seed: int = 0, workers: int | None = None,
-              progress: bool = False, engine: str = "auto") -> list[dict[str, Any]]:
-    """Score ``agent`` on a benchmark protocol: one row per (entry, opponent); the agent takes one
-    seat, the opponent the others."""
+def protocol_identity(config: dict[str, Any]) -> dict[str, Any]:
+    """Name, version and content hash of a protocol (its parsed content and the hand cut-off, so comments
+    and layout do not count, a changed cell or cut-off does)."""
+    content = json.dumps({"config": config, "max_hand_steps": MAX_HAND_STEPS}, sort_keys=True)
+    return {"name": config["name"], "version": config["version"],
+            "sha256": hashlib.sha256(content.encode()).hexdigest()}
+
+
+def run_bench(name_or_path: str, agent: AgentEntry, seed: int = 0, workers: int | None = None,
+              progress: bool = False, engine: str = "auto", name: str | None = None,
+              ray: str | None = None) -> list[dict[str, Any]]:
+    """Score ``agent`` (a spec, an agent object or a factory, as :func:`evaluate` takes) on a benchmark
+    protocol: one row per (entry, opponent); the agent takes one seat, the opponent the others. ``name``:
+    how the rows name the agent (default: :func:`c8env.agents.agent_name`); ``ray``: as :func:`evaluate`'s."""
+    from c8env.agents import agent_name
+
     config = bench_config(name_or_path)
+    name = agent_name(agent) if name is None else name
     rows = []
-    for entry in config["entries"]:
-        players, rules = entry["players"], entry.get("rules", "standard")
-        for opponent in config["opponents"]:
-            spec = opponent if isinstance(opponent, str) else opponent["spec"]
-            deals = entry.get("deals", 500) if isinstance(opponent, str) else opponent.get("deals", entry.get("deals"))
-            table = evaluate([agent] + [spec] * (players - 1), players, rules, deals, seed, workers, progress, engine)
-            me = table.stats[0]
-            low, high = me.interval
-            rows.append({"agent": agent, "rules": rules, "players": players, "opponent": spec,
-                         "hands": me.hands, "win_rate": round(me.win_rate, 4), "ci_low": round(low, 4),
-                         "ci_high": round(high, 4), "points_per_hand": round(me.points / max(1, me.hands), 3),
-                         "fair_share": round(1 / players, 4)})
+    with ray_session(ray, workers):
+        for entry in config["entries"]:
+            players, rules = entry["players"], entry.get("rules", "standard")
+            for opponent in config["opponents"]:
+                spec = opponent if isinstance(opponent, str) else opponent["spec"]
+                deals = entry.get("deals", 500) if isinstance(opponent, str) else opponent.get("deals", entry.get("deals"))
+                table = evaluate([agent] + [spec] * (players - 1), players, rules, deals, seed, workers, progress,
+                                 engine, names=[name] + [f"{spec}#{k}" for k in range(1, players)], ray=ray)
+                me = table.stats[0]
+                low, high = me.interval
+                rows.append({"agent": name, "rules": rules, "players": players, "opponent": spec, "deals": deals,
+                             "hands": me.hands, "wins": me.wins, "win_rate": round(me.win_rate, 4),
+                             "ci_low": round(low, 4), "ci_high": round(high, 4), "points": me.points,
+                             "points_per_hand": round(me.points / max(1, me.hands), 3),
+                             "truncated": table.truncated, "illegal": me.illegal, "fair_share": round(1 / players, 4)})
     return rows
 
 
-def leaderboard_markdown(rows: list[dict[str, Any]]) -> str:
-    """One line per agent: its win rate in every (rules, players, opponent) cell of a benchmark, and
-    its score, the mean of win rate / fair share (1.0 = as good as an even share)."""
-    cells = list(dict.fromkeys((r["rules"], r["players"], r["opponent"]) for r in rows))
-    agents = list(dict.fromkeys(r["agent"] for r in rows))
-    by_key = {(r["agent"], r["rules"], r["players"], r["opponent"]): r for r in rows}
-    score = {a: float(np.mean([by_key[(a, *c)]["win_rate"] / by_key[(a, *c)]["fair_share"] for c in cells]))
-             for a in agents}
-    head = "| rank | agent | score | " + " | ".join(f"{rules} {players}p vs {opp}" for rules, players, opp in cells) + " |"
-    lines = [head, "|" + "---|" * (3 + len(cells))]
-    for rank, agent in enumerate(sorted(agents, key=lambda a: -score[a]), start=1):
-        values = " | ".join(f"{by_key[(agent, *c)]['win_rate']:.1%}" for c in cells)
-        lines.append(f"| {rank} | {agent} | {score[agent]:.2f} | {values} |")
-    return "\n".join(lines)
+def bench_results(name_or_path: str, rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+    """The versioned results file of one agent's :func:`run_bench` rows."""
+    from c8env import __version__
+
+    agents = {row["agent"] for row in rows}
+    if len(agents) != 1:
+        raise ValueError(f"a results file holds one agent's rows, got {sorted(agents)}")
+    return {"format": RESULTS_FORMAT, "format_version": RESULTS_VERSION,
+            "protocol": protocol_identity(bench_config(name_or_path)), "c8env_version": __version__,
+            "env_id": ENV_ID, "max_hand_steps": MAX_HAND_STEPS, "seed": seed, "agent": agents.pop(),
+            "cells": [{key: value for key, value in row.items() if key != "agent"} for row in rows]}
+
+
+def results_file_name(agent: str) -> str:
+    """A file name for an agent's results (its name with every character outside ``[A-Za-z0-9_.=-]`` as ``_``)."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "_.=-") else "_" for c in agent) + ".json"
 
 
 def bench_markdown(rows: list[dict[str, Any]]) -> str:
@@ -84,4 +120,5 @@ def bench_markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["bench_config", "bench_markdown", "leaderboard_markdown", "run_bench"]
+__all__ = ["ENV_ID", "RESULTS_FORMAT", "RESULTS_VERSION", "bench_config", "bench_markdown", "bench_results",
+           "protocol_identity", "results_file_name", "run_bench"]

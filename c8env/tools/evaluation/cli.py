@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sys
 
 from c8env.tools.argcheck import Parser, check_rules_arg, int_at_least, int_between, writable_dir
-from c8env.tools.evaluation.bench import bench_markdown, leaderboard_markdown, run_bench
+from c8env.tools.evaluation.bench import bench_markdown, bench_results, results_file_name, run_bench
 from c8env.tools.evaluation.deals import ENGINES
+from c8env.tools.evaluation.leaderboard import leaderboard_markdown
 from c8env.tools.evaluation.reports import plot_bench, plot_league, plot_table, write_rows
 from c8env.tools.evaluation.runner import evaluate, league
 
@@ -16,8 +20,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="c8env eval",
         description="Evaluate agents with duplicate deals and 95% Wilson intervals. Agent specs: random, greedy, "
-                    "expert[:simulations=N,time_ms=T,policy=NAME,top=K,prior=W,rollouts=greedy|policy], a shipped policy name, or a .npz "
-                    "policy path.",
+                    "expert[:simulations=N,time_ms=T,policy=NAME,top=K,prior=W,rollouts=greedy|policy], a shipped "
+                    "policy name, a policy file (.npz, .onnx, an SB3 .zip), or package.module:name (an agent object "
+                    "with act(observation) -> int, or a factory called with rules, num_players, seed; the current "
+                    "folder is importable). An illegal move ends its hand as that agent's loss and is counted.",
     )
     parser.add_argument("agents", nargs="*", help="one spec per seat (fewer: repeated around the table)")
     parser.add_argument("--league", action="store_true", help="round robin over the agents, with OpenSkill ratings")
@@ -32,7 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--engine", choices=ENGINES, default="auto",
                         help="scalar: one hand at a time, any agent; batched: many hands at once (random, greedy, "
                              "policy files), same results; auto (default): batched when every agent allows it")
-    parser.add_argument("--out", type=writable_dir, help="folder for CSV, JSON and PNG outputs (new or existing)")
+    parser.add_argument("--ray", metavar="ADDRESS",
+                        help="spread the scalar engine's deals over a Ray cluster (the rllib extra): 'local' starts one "
+                             "of --workers CPUs, 'auto' joins the running one, or a cluster address; the same table")
+    parser.add_argument("--out", type=writable_dir, help="folder for CSV, JSON and PNG outputs (new or existing); "
+                        "with --bench also one results file per agent, for `c8env leaderboard`")
     parser.add_argument("--no-progress", action="store_true")
     return parser
 
@@ -42,6 +52,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
     progress = not args.no_progress
+    if os.getcwd() not in sys.path:  # package.module:name specs from the current folder, as `python -m` would
+        sys.path.insert(0, os.getcwd())
     if not args.bench:
         check_rules_arg(parser, args.rules)
     meta = {"players": args.players, "rules": args.rules, "deals": args.deals, "seed": args.seed}
@@ -49,8 +61,9 @@ def main(argv: list[str] | None = None) -> None:
         if args.bench:
             if not args.agent or args.agents:
                 parser.error("--bench needs --agent SPEC and no positional agents")
-            rows = [row for agent in args.agent
-                    for row in run_bench(args.bench, agent, args.seed, args.workers, progress, args.engine)]
+            per_agent = [run_bench(args.bench, agent, args.seed, args.workers, progress, args.engine, ray=args.ray)
+                         for agent in args.agent]
+            rows = [row for agent_rows in per_agent for row in agent_rows]
             text = bench_markdown(rows)
             if len(args.agent) > 1:
                 text += "\n\nLeaderboard (score: mean of win rate / fair share)\n\n" + leaderboard_markdown(rows)
@@ -58,19 +71,24 @@ def main(argv: list[str] | None = None) -> None:
             plot = lambda path: plot_bench(rows, path)  # noqa: E731
         elif args.league:
             result = league(args.agents, args.players, args.rules, args.deals, args.seed, args.workers, progress,
-                            args.engine)
+                            args.engine, ray=args.ray)
             stem, text, rows = "league", result.markdown(), result.rows()
             plot = lambda path: plot_league(result, path)  # noqa: E731
         else:
             if not args.agents:
                 parser.error("name the agents to evaluate, e.g. `c8env eval greedy random`")
             table = evaluate(args.agents, args.players, args.rules, args.deals, args.seed, args.workers, progress,
-                             args.engine)
+                             args.engine, ray=args.ray)
             stem, text, rows = "eval", table.markdown(), table.rows()
             plot = lambda path: plot_table(table, path)  # noqa: E731
         print(text)
         if args.out:
             paths = write_rows(args.out, stem, rows, meta)
+            if args.bench:
+                for agent_rows in per_agent:
+                    path = args.out / results_file_name(agent_rows[0]["agent"])
+                    path.write_text(json.dumps(bench_results(args.bench, agent_rows, args.seed), indent=1) + "\n")
+                    paths.append(path)
             paths.append(plot(args.out / f"{stem}.png"))
             print("wrote " + ", ".join(map(str, paths)))
     except ValueError as err:

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from c8env.actions import action_text
-from c8env.agents import Agent, PolicyAgent, batch_mode, load
+from c8env.actions import NUM_ACTIONS, action_text
+from c8env.agents import Agent, batch_mode, load, observation_for, shipped_policies
 from c8env.agents.batched import EXTERNAL, GREEDY, RandomAgents, autoplay
 from c8env.engine import State
 from c8env.episode import MAX_HAND_STEPS, play_hand
-from c8env.observation import StateObservation
 from c8env.rules import RuleSet
 from c8env.seeding import derive_seed
 from c8env.vector import VectorGames, derive_seeds
@@ -31,7 +31,17 @@ BATCH = 1024
 
 
 class AgentError(ValueError):
-    """An agent returned an action that is not legal."""
+    """An agent failed: it raised, or its ``act_batch`` answered something that is not one action per row."""
+
+
+class IllegalMove(AgentError):
+    """An agent answered an illegal move; the message names the agent, its seat and the move (one line);
+    ``index``: the agent's lineup index, ``steps``: the moves made before it. Evaluation counts it as that
+    agent's loss and goes on."""
+
+    def __init__(self, message: str, index: int, steps: int) -> None:
+        super().__init__(message)
+        self.index, self.steps = index, steps
 
 
 @dataclass
@@ -45,47 +55,78 @@ class HandRecord:
     transfers: list[int]  # per lineup index
     steps: int
     truncated: bool
+    forfeit: int | None = None  # lineup index whose illegal move ended the hand (a loss for it, no winner)
+    message: str = ""  # what the illegal move was
+
+
+def illegal_message(name: str, seat: int, action: object, legal: Sequence[int]) -> str:
+    """One line naming the agent, its seat, the move and the legal moves."""
+    shown = f"{action} ({action_text(action)})" if isinstance(action, int) and 0 <= action < NUM_ACTIONS \
+        else f"{action!r} (not an action id)"
+    return (f"agent {name!r} (seat {seat}) chose {shown}, which is illegal; legal: "
+            + ", ".join(f"{a} ({action_text(a)})" for a in legal))
+
+
+def as_action(action: object) -> object:
+    """An integer answer as a Python int (NumPy integers included); anything else unchanged (then illegal)."""
+    return int(action) if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)) \
+        else action
 
 
 def play_deal(agents: Sequence[Agent], names: Sequence[str], rules: RuleSet, num_players: int, deal_seed: int,
               seats: Sequence[int], max_steps: int = MAX_HAND_STEPS) -> tuple[State, int]:
-    """Play one hand from a seeded deal; ``seats[seat]`` is the index into ``agents``. Returns the final
-    state and the number of steps. An illegal action raises :class:`AgentError` naming agent and move."""
+    """Play one hand from a seeded deal; ``seats[seat]`` is the index into ``agents``, each shown what
+    :func:`c8env.agents.observation_for` gives it. Returns the final state and the number of steps. An illegal
+    move raises :class:`IllegalMove` (``.args[1]``: the lineup index), an agent that raises :class:`AgentError`,
+    each naming the agent."""
+
+    moves = 0
 
     def choose(state: State) -> int:
+        nonlocal moves
         seat = state.current_player
         index = seats[seat]
-        action = agents[index].act(StateObservation(state, seat))
+        agent = agents[index]
+        try:
+            action = as_action(agent.act(observation_for(agent, state, seat)))
+        except Exception as err:
+            raise AgentError(f"agent {names[index]!r} (seat {seat}) raised {type(err).__name__}: {err}") from err
         legal = state.legal_actions()
         if action not in legal:
-            raise AgentError(
-                f"agent {names[index]!r} (seat {seat}) chose {action!r} ({action_text(action) if isinstance(action, int) else '?'}), "
-                f"which is illegal; legal: {', '.join(f'{a} ({action_text(a)})' for a in legal)}"
-            )
-        return action
+            raise IllegalMove(illegal_message(names[index], seat, action, legal), index, moves)
+        moves += 1
+        return action  # type: ignore[return-value]
 
     state = State.new(num_players, rules, seed=deal_seed)
     return state, play_hand(state, choose, max_steps)
 
 
-def play_deals(specs: Sequence[str], rules: RuleSet, num_players: int, seed: int,
+def play_deals(entries: Sequence[object], names: Sequence[str], rules: RuleSet, num_players: int, seed: int,
                deals: Sequence[int]) -> list[HandRecord]:
-    """Play every rotation of some deals (one worker's share)."""
-    lineup = len(specs)
+    """Play every rotation of some deals (one worker's share). ``entries``: a spec, agent object or factory per
+    lineup index (:func:`c8env.agents.load`: a factory is called, a spec loaded, for every hand with that hand's
+    seed; a policy file is loaded once)."""
+    lineup = len(entries)
     base = [seat % lineup for seat in range(num_players)]
-    policies: dict[str, PolicyAgent] = {}
+    policies: dict[int, Agent] = {}
+    files = {i for i, entry in enumerate(entries) if isinstance(entry, (str, Path))
+             and (str(entry).endswith((".npz", ".onnx", ".zip")) or entry in shipped_policies())}
     records = []
     for deal in deals:
         deal_seed = derive_seed(seed, deal)
         for rotation in range(num_players):
             seats = [base[(seat + rotation) % num_players] for seat in range(num_players)]
-            agents = [policies.get(spec) or load(spec, rules=rules, num_players=num_players,
-                                                 seed=agent_seed(deal_seed, rotation, i))
-                      for i, spec in enumerate(specs)]
-            policies.update((spec, agent) for spec, agent in zip(specs, agents, strict=True)
-                            if isinstance(agent, PolicyAgent))  # deterministic: load each file once
-            state, steps = play_deal(agents, specs, rules, num_players, deal_seed, seats, MAX_HAND_STEPS)
+            agents = [policies.get(i) or load(entry, rules=rules, num_players=num_players,
+                                              seed=agent_seed(deal_seed, rotation, i))
+                      for i, entry in enumerate(entries)]
+            policies.update((i, agent) for i, agent in enumerate(agents) if i in files)  # deterministic: load once
             transfers = [0] * lineup
+            try:
+                state, steps = play_deal(agents, names, rules, num_players, deal_seed, seats, MAX_HAND_STEPS)
+            except IllegalMove as err:
+                records.append(HandRecord(deal, rotation, list(seats), None, transfers, err.steps, False, err.index,
+                                          str(err)))
+                continue
             truncated = not state.hand_over
             if not truncated:
                 for seat, value in enumerate(state.hand_transfers()):
@@ -101,13 +142,15 @@ def agent_seed(deal_seed: int, rotation: int, index: int) -> int:
 
 
 def play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: int, seed: int, deals: int,
-                       update: Callable[[int], None]) -> list[HandRecord]:
+                       update: Callable[[int], None], names: Sequence[str] | None = None) -> list[HandRecord]:
     """Every rotation of deals ``0..deals-1`` on the batched engine; the same records as :func:`play_deals`.
 
     ``agents``: one loaded agent per lineup entry, each with a :func:`c8env.agents.batch_mode`: ``random`` and
     ``greedy`` agents play as compiled kernels (a random agent seeded per hand as on the scalar engine), the
-    others through their ``act_batch``; ``update`` is told of each deal whose rotations have all been played."""
+    others through their ``act_batch`` (fresh arrays of their rows only); ``update`` is told of each deal whose
+    rotations have all been played; ``names`` word the illegal moves (default: the agents' class names)."""
     n, lineup = num_players, len(agents)
+    names = list(names) if names is not None else [type(agent).__name__ for agent in agents]
     kinds = [batch_mode(agent) for agent in agents]
     base = [seat % lineup for seat in range(n)]
     seating = np.array([[base[(seat + rotation) % n] for seat in range(n)] for rotation in range(n)])
@@ -127,6 +170,8 @@ def play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: int
     slot_hand = np.full(size, -1)
     seats_of_slot = np.zeros((size, n), dtype=np.int64)
     winner_seat, steps, truncated_at = (np.zeros(total, dtype=np.int64) for _ in range(3))
+    forfeit_at = np.full(total, -1)
+    messages: dict[int, str] = {}
     transfers_at = np.zeros((total, n), dtype=np.int64)  # per seat
     left = np.full(deals, n)  # hands of each deal still to finish
     started = 0
@@ -145,15 +190,9 @@ def play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: int
             seeds[slots] = chosen[hands]
             agent.reseed(seeds, slots)
 
-    def settle(rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray) -> None:
-        ended = terminated | truncated
-        if not ended.any():
-            return
+    def finish(ended: np.ndarray) -> None:
+        """The hands in these slots are recorded: count them, deal the next ones."""
         hands = slot_hand[ended]
-        winner_seat[hands] = games.games.winner[ended]
-        steps[hands] = games.games.hand_steps[ended]
-        truncated_at[hands] = truncated[ended]
-        transfers_at[hands] = rewards[ended]
         np.subtract.at(left, hand_deal[hands], 1)
         touched = np.unique(hand_deal[hands])
         completed = int((left[touched] == 0).sum())
@@ -162,6 +201,44 @@ def play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: int
         slot_hand[ended] = -1
         if started < total:
             deal_into(ended)
+
+    def settle(rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray) -> None:
+        ended = terminated | truncated
+        if ended.any():
+            hands = slot_hand[ended]
+            winner_seat[hands] = games.games.winner[ended]
+            steps[hands] = games.games.hand_steps[ended]
+            truncated_at[hands] = truncated[ended]
+            transfers_at[hands] = rewards[ended]
+            finish(ended)
+
+    def answers(index: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Agent ``index``'s moves on these slots and whether each is legal; the hands it answered illegally
+        are forfeited (recorded, their slots dealt anew)."""
+        masks = games.action_mask[rows]
+        try:
+            chosen = agents[index].act_batch(games.observation[rows], masks.copy())
+        except Exception as err:
+            raise AgentError(f"agent {names[index]!r} raised {type(err).__name__} in act_batch: {err}") from err
+        chosen = np.asarray(chosen)
+        if chosen.shape != (len(rows),) or not np.issubdtype(chosen.dtype, np.integer):
+            raise AgentError(f"agent {names[index]!r}: act_batch answered {chosen.dtype}{list(chosen.shape)} for "
+                             f"{len(rows)} observations; allowed: one integer action per row")
+        inside = (chosen >= 0) & (chosen < NUM_ACTIONS)
+        legal = inside & (masks[np.arange(len(rows)), np.where(inside, chosen, 0)] == 1)
+        if not legal.all():
+            ended = np.zeros(size, dtype=bool)
+            ended[rows[~legal]] = True
+            for row, action in zip(rows[~legal].tolist(), chosen[~legal].tolist(), strict=True):
+                hand = int(slot_hand[row])
+                seat = int(games.current_player[row])
+                forfeit_at[hand] = index
+                messages[hand] = illegal_message(names[index], seat, action, np.flatnonzero(games.action_mask[row]).tolist())
+            hands = slot_hand[ended]
+            winner_seat[hands] = -1
+            steps[hands] = games.games.hand_steps[ended]
+            finish(ended)
+        return chosen, legal
 
     deal_into(np.ones(size, dtype=bool))
     actions = np.zeros(size, dtype=np.int64)
@@ -172,10 +249,12 @@ def play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: int
         if not waiting.any():
             continue
         acting = seats_of_slot[np.arange(size), games.current_player]
-        for i, agent in enumerate(agents):
-            turn = waiting & (acting == i)
-            if turn.any():
-                actions[turn] = agent.act_batch(games.observation[turn], games.action_mask[turn])
+        for i in range(lineup):
+            rows = np.flatnonzero(waiting & (acting == i))
+            if len(rows):
+                chosen, legal = answers(i, rows)
+                actions[rows] = np.where(legal, chosen, 0)
+                waiting[rows[~legal]] = False
         settle(*games.step(actions, waiting))
     records = []
     for hand, (winner, count, cut, paid) in enumerate(zip(winner_seat.tolist(), steps.tolist(),
@@ -185,10 +264,11 @@ def play_deals_batched(agents: Sequence[Agent], rules: RuleSet, num_players: int
         if not cut:
             for seat, value in enumerate(paid):
                 transfers[seats[seat]] += value
+        forfeit = int(forfeit_at[hand])
         records.append(HandRecord(hand // n, hand % n, seats, None if cut or winner < 0 else seats[winner], transfers,
-                                  count, bool(cut)))
+                                  count, bool(cut), None if forfeit < 0 else forfeit, messages.get(hand, "")))
     return records
 
 
-__all__ = ["BATCH", "CHUNK", "ENGINES", "AgentError", "HandRecord", "agent_seed", "play_deal", "play_deals",
+__all__ = ["BATCH", "CHUNK", "ENGINES", "AgentError", "HandRecord", "IllegalMove", "illegal_message", "agent_seed", "play_deal", "play_deals",
            "play_deals_batched"]

@@ -32,6 +32,7 @@ class AgentStats:
     hands: int = 0
     wins: int = 0
     points: int = 0
+    illegal: int = 0  # hands this agent lost by an illegal move
 
     @property
     def win_rate(self) -> float:
@@ -64,6 +65,8 @@ class Table:
                 self.stats[index].points += record.transfers[index]
             if record.winner is not None:
                 self.stats[record.winner].wins += 1
+            if record.forfeit is not None:
+                self.stats[record.forfeit].illegal += 1
 
     @property
     def hands(self) -> int:
@@ -81,6 +84,14 @@ class Table:
     def truncated(self) -> int:
         return sum(1 for r in self.records if r.truncated)
 
+    def illegal_moves(self) -> dict[str, tuple[int, str]]:
+        """Per agent that answered illegal moves: how many hands they ended, and the first one, in words."""
+        first: dict[int, str] = {}
+        for record in self.records:
+            if record.forfeit is not None:
+                first.setdefault(record.forfeit, record.message)
+        return {self.specs[i]: (self.stats[i].illegal, message) for i, message in sorted(first.items())}
+
     @property
     def games_per_second(self) -> float:
         return self.hands / self.seconds if self.seconds else float("inf")
@@ -93,7 +104,7 @@ class Table:
             out.append({
                 "agent": stats.name, "hands": stats.hands, "wins": stats.wins, "win_rate": round(stats.win_rate, 4),
                 "ci_low": round(low, 4), "ci_high": round(high, 4),
-                "points_per_hand": round(stats.points / max(1, stats.hands), 3),
+                "points_per_hand": round(stats.points / max(1, stats.hands), 3), "illegal": stats.illegal,
             })
         return out
 
@@ -104,6 +115,8 @@ class Table:
             f"seed {self.seed}; mean hand length {self.mean_length:.1f} steps; ties {self.ties}; "
             + (f"cut off at {MAX_HAND_STEPS:,} moves (no winner) {self.truncated}; " if self.truncated else "")
             + f"{self.games_per_second:,.0f} hands/s",
+            *(f"{name}: {count} illegal move(s), each ending its hand as {name}'s loss; first: {message}"
+              for name, (count, message) in self.illegal_moves().items()),
             "",
             "| agent | seats/hand | hands | win rate | 95% CI | points/hand |",
             "|---|---|---|---|---|---|",

@@ -1,0 +1,199 @@
+"""``c8env leaderboard FILES...``: rank benchmark results files into Markdown, CSV and a PNG.
+
+Each file is one agent's scores on a benchmark protocol, written by ``c8env eval --bench NAME
+--agent X --out DIR`` (format: :data:`~c8env.tools.evaluation.bench.RESULTS_FORMAT`). Files of
+another results format, of different protocols, or of an older version of a protocol c8env ships
+are refused with a message saying which. The score of an agent is the mean over the protocol's
+cells of win rate / fair share (1.00: as good as an even share).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from c8env.tools.argcheck import Parser, writable_dir
+from c8env.tools.evaluation.bench import RESULTS_FORMAT, RESULTS_VERSION, bench_config, protocol_identity
+
+#: Where ``--update FILE`` writes the Markdown table: between these two lines of FILE.
+START, END = "<!-- leaderboard:start -->", "<!-- leaderboard:end -->"
+_CELL = ("rules", "players", "opponent")
+
+
+def _describe(protocol: dict[str, Any]) -> str:
+    return f"protocol {protocol['name']!r} v{protocol['version']} (sha256 {protocol['sha256'][:12]})"
+
+
+def load_results(paths: list[Path]) -> list[dict[str, Any]]:
+    """Read results files (folders: every ``*.json`` in them) and check they can be ranked together."""
+    files = [p for path in paths for p in (sorted(path.glob("*.json")) if path.is_dir() else [path])]
+    if not files:
+        raise ValueError("no results files given (folders given hold no .json file)")
+    results = []
+    for path in files:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as err:
+            raise ValueError(f"{path}: not a readable JSON file ({err})") from None
+        if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
+            raise ValueError(f"{path}: not a c8env benchmark results file (no \"format\": {RESULTS_FORMAT!r}); "
+                             "write one with `c8env eval --bench NAME --agent X --out DIR`")
+        if data.get("format_version") != RESULTS_VERSION:
+            raise ValueError(f"{path}: results format version {data.get('format_version')!r}; this c8env reads "
+                             f"version {RESULTS_VERSION}")
+        data["path"] = str(path)
+        results.append(data)
+    first = results[0]
+    for data in results[1:]:
+        if data["protocol"] != first["protocol"]:
+            raise ValueError(f"{data['path']} was scored on {_describe(data['protocol'])}, {first['path']} on "
+                             f"{_describe(first['protocol'])}; a leaderboard ranks the results of one protocol: "
+                             "rescore with `c8env eval --bench NAME --agent X --out DIR`")
+    try:
+        current = protocol_identity(bench_config(first["protocol"]["name"]))
+    except ValueError:
+        current = None  # a protocol of the user's own (a YAML path): nothing shipped to compare with
+    if current is not None and current != first["protocol"]:
+        raise ValueError(f"{first['path']} was scored on {_describe(first['protocol'])}, but this c8env ships "
+                         f"{_describe(current)}; rescore with `c8env eval --bench {current['name']} --agent X "
+                         "--out DIR`")
+    agents = [data["agent"] for data in results]
+    twice = sorted({a for a in agents if agents.count(a) > 1})
+    if twice:
+        raise ValueError(f"agent(s) {twice} appear in more than one results file; keep one file per agent")
+    cells = [tuple(c[k] for k in _CELL) for c in first["cells"]]
+    for data in results[1:]:
+        if [tuple(c[k] for k in _CELL) for c in data["cells"]] != cells:
+            raise ValueError(f"{data['path']}: its cells differ from {first['path']}'s although the protocol is the same")
+    return results
+
+
+def ranked(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per agent, best score first: agent, score and each cell's figures."""
+    rows = []
+    for data in results:
+        cells = data["cells"]
+        score = float(np.mean([c["win_rate"] / c["fair_share"] for c in cells]))
+        rows.append({"agent": data["agent"], "score": round(score, 3), "cells": cells, "seed": data["seed"],
+                     "c8env_version": data["c8env_version"]})
+    rows.sort(key=lambda r: (-r["score"], r["agent"]))
+    return rows
+
+
+def cell_label(cell: dict[str, Any]) -> str:
+    return f"{cell['rules']} {cell['players']}p vs {cell['opponent']}"
+
+
+def leaderboard_markdown(rows: list[dict[str, Any]]) -> str:
+    """The Markdown table of :func:`ranked` rows (or of :func:`~c8env.tools.evaluation.bench.run_bench` rows
+    of several agents)."""
+    if rows and "cells" not in rows[0]:
+        rows = ranked(_group_bench_rows(rows))
+    cells = rows[0]["cells"]
+    lines = ["| rank | agent | score | " + " | ".join(cell_label(c) for c in cells) + " |",
+             "|" + "---|" * (3 + len(cells))]
+    for rank, row in enumerate(rows, start=1):
+        values = " | ".join(f"{c['win_rate']:.1%}" for c in row["cells"])
+        lines.append(f"| {rank} | {row['agent']} | {row['score']:.2f} | {values} |")
+    return "\n".join(lines)
+
+
+def _group_bench_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    agents = list(dict.fromkeys(r["agent"] for r in rows))
+    return [{"agent": a, "seed": None, "c8env_version": None,
+             "cells": [{k: v for k, v in r.items() if k != "agent"} for r in rows if r["agent"] == a]} for a in agents]
+
+
+def write_csv(rows: list[dict[str, Any]], path: Path) -> Path:
+    """One line per (agent, cell): rank, agent, score, the cell and its figures with the 95% interval."""
+    import csv
+
+    fields = ["rank", "agent", "score", "rules", "players", "opponent", "hands", "wins", "win_rate", "ci_low",
+              "ci_high", "fair_share", "points_per_hand", "truncated", "illegal"]
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        for rank, row in enumerate(rows, start=1):
+            for cell in row["cells"]:
+                writer.writerow({"rank": rank, "agent": row["agent"], "score": row["score"], **cell})
+    return path
+
+
+def plot_leaderboard(rows: list[dict[str, Any]], path: Path) -> Path:
+    """Scores as bars beside a heat map of every cell's win rate / fair share (numbers: win rates)."""
+    from c8env.tools.evaluation.reports import _plot
+
+    agents = [r["agent"] for r in rows]
+    labels = [cell_label(c).replace(" vs ", "\nvs ") for c in rows[0]["cells"]]
+    ratio = np.array([[c["win_rate"] / c["fair_share"] for c in r["cells"]] for r in rows])
+
+    def draw(fig: Any) -> None:
+        grid = fig.add_gridspec(1, 2, width_ratios=[1, 3.5])
+        bars, heat = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
+        y = np.arange(len(rows))
+        bars.barh(y, [r["score"] for r in rows], color="#4C72B0")
+        bars.axvline(1.0, color="grey", linestyle="--", linewidth=1)
+        bars.set_yticks(y, agents)
+        bars.invert_yaxis()
+        bars.set_xlabel("score (1 = fair share)")
+        image = heat.imshow(ratio, cmap="RdYlGn", vmin=0, vmax=2, aspect="auto")
+        for i, row in enumerate(rows):
+            for j, cell in enumerate(row["cells"]):
+                heat.text(j, i, f"{cell['win_rate']:.0%}", ha="center", va="center", fontsize=7)
+        heat.set_xticks(range(len(labels)), labels, fontsize=7)
+        heat.set_yticks(y, [""] * len(rows))
+        heat.set_title("win rate per cell (colour: win rate / fair share)")
+        fig.colorbar(image, ax=heat, fraction=0.03)
+
+    return _plot(path, draw, width=max(9, 1.1 * len(labels) + 4), height=1.2 + 0.42 * len(rows))
+
+
+def update_block(path: Path, markdown: str) -> bool:
+    """Put ``markdown`` between the :data:`START` and :data:`END` lines of ``path``; True when it changed."""
+    text = path.read_text()
+    pattern = re.compile(re.escape(START) + r"\n.*?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"{path} has no {START} ... {END} block to update")
+    new = pattern.sub(lambda _: f"{START}\n{markdown}\n{END}", text)
+    path.write_text(new)
+    return new != text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="c8env leaderboard", description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="results files, or folders of them")
+    parser.add_argument("--out", type=writable_dir, help="write leaderboard.md, leaderboard.csv and leaderboard.png here")
+    parser.add_argument("--update", type=Path, action="append", default=[], metavar="MARKDOWN",
+                        help=f"rewrite the table between the {START} and {END} lines of this file (repeatable)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        rows = ranked(load_results(args.files))
+        text = leaderboard_markdown(rows)
+        print(text)
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / "leaderboard.md").write_text(text + "\n")
+            write_csv(rows, args.out / "leaderboard.csv")
+            plot_leaderboard(rows, args.out / "leaderboard.png")
+        for path in args.update:
+            update_block(path, text)
+    except (OSError, ValueError) as err:
+        parser.exit(2, f"c8env leaderboard: error: {err}\n")
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["END", "START", "build_parser", "cell_label", "leaderboard_markdown", "load_results", "main",
+           "plot_leaderboard", "ranked", "update_block", "write_csv"]

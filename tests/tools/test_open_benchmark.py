@@ -1,0 +1,315 @@
+"""The open benchmark: any agent (objects, factories, package.module:name), illegal moves counted, sealed
+observations on every path an outside agent is played, results files and the leaderboard built from them."""
+
+from __future__ import annotations
+
+import gc
+import json
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from c8env.engine import State
+from c8env.envs.learner_games import LearnerGames
+from c8env.envs.single_agent import SingleAgentEnv
+from c8env.tools.evaluation import evaluate, league, run_bench
+from c8env.tools.evaluation.bench import RESULTS_FORMAT, bench_results, protocol_identity
+from c8env.tools.evaluation.cli import main as eval_main
+from c8env.tools.evaluation.leaderboard import END, START, leaderboard_markdown, load_results, ranked
+from c8env.tools.evaluation.leaderboard import main as leaderboard_main
+from c8env.vector import VectorGames
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = {"name": "tiny", "version": 1, "opponents": ["random", "greedy"],
+        "entries": [{"rules": "standard", "players": 2, "deals": 4}, {"rules": "standard", "players": 3, "deals": 2}]}
+
+
+class FirstLegal:
+    """Plays its lowest legal action id, reading only the mask."""
+
+    name = "first-legal"
+
+    def act(self, observation: dict) -> int:
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+class Lucky:
+    """A seeded random agent of the user's own (a generator, no act_batch)."""
+
+    def __init__(self, seed: int | None = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: dict) -> int:
+        return int(self.rng.choice(np.flatnonzero(observation["action_mask"])))
+
+
+class BatchFirstLegal(FirstLegal):
+    name = "batch-first-legal"
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return masks.argmax(axis=1).astype(np.int64)
+
+
+class Stubborn(FirstLegal):
+    """Answers 'pass' (57) whenever it has more than five legal moves: illegal there."""
+
+    name = "stubborn"
+
+    def act(self, observation: dict) -> int:
+        legal = np.flatnonzero(observation["action_mask"])
+        return 57 if len(legal) > 5 and 57 not in legal else int(legal[0])
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return np.array([self.act({"observation": o, "action_mask": m}) for o, m in zip(observations, masks, strict=True)])
+
+
+def make_lucky(rules, num_players, seed):
+    return Lucky(seed)
+
+
+def test_agent_objects_and_factories_are_evaluated_like_specs():
+    table = evaluate([FirstLegal(), "random"], deals=20, seed=1, workers=1)
+    assert [s.name for s in table.stats] == ["first-legal", "random"] and table.hands == 40
+    assert table.stats[0].wins + table.stats[1].wins + table.ties + table.truncated == 40
+    # a factory is called per hand with that hand's seed: any worker count, the same table
+    one = evaluate([make_lucky, "greedy"], deals=30, seed=2, workers=1)
+    two = evaluate([make_lucky, "greedy"], deals=30, seed=2, workers=2)
+    assert [r.winner for r in one.records] == [r.winner for r in two.records]
+    assert one.stats[0].name == "make_lucky"
+    # a stateful object travels to the workers by pickle, a fresh copy per task: the same table too
+    a = evaluate([Lucky(5), "greedy"], deals=60, seed=3, workers=1)
+    b = evaluate([Lucky(5), "greedy"], deals=60, seed=3, workers=2)
+    assert [r.winner for r in a.records] == [r.winner for r in b.records]
+
+
+def test_an_object_with_act_batch_plays_on_the_batched_engine_with_the_same_records():
+    batched = evaluate([BatchFirstLegal(), "greedy"], deals=25, seed=4, engine="batched")
+    scalar = evaluate([BatchFirstLegal(), "greedy"], deals=25, seed=4, engine="scalar", workers=1)
+    assert batched.records == scalar.records
+
+
+def test_a_league_takes_objects_and_names_them():
+    result = league([FirstLegal(), "random", "greedy"], deals=10, seed=0, workers=1)
+    assert result.specs == ["first-legal", "random", "greedy"]
+    with pytest.raises(ValueError, match="at least 2 distinct agents"):
+        league(["random", "random"], deals=2)
+
+
+@pytest.mark.parametrize("engine", ["scalar", "batched"])
+def test_illegal_moves_lose_their_hands_and_are_counted_not_raised(engine):
+    table = evaluate([Stubborn(), "greedy"], deals=40, seed=5, engine=engine, workers=1)
+    stubborn = table.stats[0]
+    assert stubborn.illegal > 0
+    forfeits = [r for r in table.records if r.forfeit is not None]
+    assert len(forfeits) == stubborn.illegal and all(r.winner is None and r.forfeit == 0 for r in forfeits)
+    first = forfeits[0].message
+    assert "\n" not in first and first.startswith("agent 'stubborn' (seat ") and "chose 57 (pass), which is illegal" in first
+    text = table.markdown()
+    assert f"stubborn: {stubborn.illegal} illegal move(s), each ending its hand as stubborn's loss; first: " in text
+    assert table.rows()[0]["illegal"] == stubborn.illegal
+    if engine == "batched":  # the same records as the scalar engine
+        assert table.records == evaluate([Stubborn(), "greedy"], deals=40, seed=5, engine="scalar", workers=1).records
+
+
+def test_bad_agents_get_one_line_errors(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my_agents.py").write_text(textwrap.dedent("""
+        class Crashes:
+            def act(self, observation):
+                raise RuntimeError("my policy exploded")
+
+        crashes = Crashes()
+        not_an_agent = 42
+    """))
+    cases = [
+        (["no_such_module_xyz:agent", "random"], "cannot import module 'no_such_module_xyz'"),
+        (["my_agents:missing", "random"], "my_agents.missing does not exist"),
+        (["my_agents:not_an_agent", "random"], "has no act(observation) method"),
+        (["my_agents:crashes", "random"], "agent 'my_agents:crashes' (seat 0) raised RuntimeError: my policy exploded"),
+    ]
+    for argv, words in cases:
+        with pytest.raises(SystemExit) as exit_info:
+            eval_main([*argv, "--deals", "2", "--workers", "1", "--no-progress"])
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert words in err and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_package_module_name_specs_from_the_command_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "user_agents.py").write_text(textwrap.dedent("""
+        import numpy as np
+
+        class FirstLegal:
+            def act(self, observation):
+                return int(np.flatnonzero(observation["action_mask"])[0])
+
+        first_legal = FirstLegal()
+
+        def make(rules, num_players, seed):
+            return FirstLegal()
+    """))
+    eval_main(["user_agents:first_legal", "user_agents:make", "--deals", "5", "--workers", "2", "--no-progress"])
+    out = capsys.readouterr().out
+    assert "| user_agents:first_legal | 1 | 10 |" in out and "| user_agents:make | 1 | 10 |" in out
+
+
+# ----- sealed observations --------------------------------------------------------------------------
+class Snooper:
+    """Searches everything reachable from what it is given (attributes, containers, arrays' bases) for an
+    engine state, a batched games object, or any array it was not handed fresh."""
+
+    name = "snooper"
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    @staticmethod
+    def _reachable(root: object) -> list[object]:
+        found, todo, seen = [], [root], set()
+        while todo:
+            item = todo.pop()
+            if id(item) in seen or isinstance(item, type):
+                continue
+            seen.add(id(item))
+            found.append(item)
+            todo.extend(gc.get_referents(item))
+            if isinstance(item, np.ndarray) and item.base is not None:
+                todo.append(item.base)
+            todo.extend(getattr(item, "__dict__", {}).values())
+        return found
+
+    def check(self, received: object) -> None:
+        for item in self._reachable(received):
+            assert not isinstance(item, (State, VectorGames, LearnerGames)), f"reached a {type(item).__name__}"
+            if isinstance(item, np.ndarray):
+                assert item.base is None, "an array that is a view of something else"
+        self.seen += 1
+
+    def act(self, observation: dict) -> int:
+        assert type(observation) is dict and sorted(observation) == ["action_mask", "observation"]
+        self.check(observation)
+        observation["observation"][:] = -7  # writing into what it was given changes nothing of the game
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        self.check(observations)
+        self.check(masks)
+        actions = masks.argmax(axis=1).astype(np.int64)
+        masks[:] = 0
+        observations[:] = -7
+        return actions
+
+
+class ScalarSnooper(Snooper):
+    """The same without act_batch (the scalar engine plays it)."""
+
+    act_batch = None  # type: ignore[assignment]
+
+
+def test_a_snooping_agent_finds_nothing_on_any_path():
+    import c8env
+    from c8env.web.games import GameManager
+
+    # the AEC env: what an outside loop hands its agent is env.observe's fresh dict
+    env = c8env.env(num_players=3)
+    env.reset(seed=1)
+    snooper = ScalarSnooper()
+    for agent in env.agent_iter(max_iter=300):
+        _, _, terminated, truncated, _ = env.last()
+        env.step(None if terminated or truncated else snooper.act(env.observe(agent)))
+    # SingleAgentEnv's opponents, evaluation on both engines, the learner games' act_batch opponents
+    single = SingleAgentEnv(num_players=3, opponents=[ScalarSnooper(), "greedy"])
+    single.reset(seed=2)
+    for _ in range(100):
+        _, _, terminated, truncated, _ = single.step(int(np.flatnonzero(single.action_masks())[0]))
+        if terminated or truncated:
+            single.reset()
+    evaluate([ScalarSnooper(), "greedy"], deals=3, seed=0, engine="scalar", workers=1)
+    evaluate([Snooper(), "greedy"], deals=3, seed=0, engine="batched")
+    games = LearnerGames(8, 2, "standard", "hand", "win", None, Snooper(), None)
+    games.reset(0)
+    for _ in range(30):
+        games.step(games.action_masks().argmax(axis=1))
+    # the web server's agents
+    manager = GameManager()
+    try:
+        game = manager.create(agents=["greedy"], seed=4)
+        web_snooper = ScalarSnooper()
+        game.agents[1] = web_snooper
+        for _ in range(200):
+            if game.status != "playing":
+                break
+            if game.state.current_player == game.seat:
+                game.act(game.state.legal_actions()[0])
+            else:
+                game.advance()
+    finally:
+        manager.close()
+    assert game.status in ("playing", "finished") and web_snooper.seen > 0 and snooper.seen > 0
+
+
+# ----- results files and the leaderboard ------------------------------------------------------------
+def _results(tmp_path: Path, config: dict, agent: object, name: str | None = None) -> Path:
+    import yaml
+
+    protocol = tmp_path / f"{config['name']}.yaml"
+    protocol.write_text(yaml.safe_dump(config))
+    rows = run_bench(str(protocol), agent, seed=0, workers=1, name=name)
+    path = tmp_path / f"{rows[0]['agent']}-{config['version']}.json"
+    path.write_text(json.dumps(bench_results(str(protocol), rows, seed=0)))
+    return path
+
+
+def test_results_files_rank_into_a_leaderboard(tmp_path, capsys):
+    paths = [_results(tmp_path, TINY, agent) for agent in ("random", "greedy", FirstLegal())]
+    data = json.loads(paths[1].read_text())
+    assert data["format"] == RESULTS_FORMAT and data["protocol"]["name"] == "tiny" and len(data["cells"]) == 4
+    assert {"hands", "wins", "win_rate", "ci_low", "ci_high", "points", "truncated"} <= set(data["cells"][0])
+    assert data["protocol"]["sha256"] == protocol_identity(TINY | {})["sha256"]
+    rows = ranked(load_results(paths))
+    assert [r["agent"] for r in rows][0] == "greedy" and rows[-1]["agent"] == "random"
+    out = tmp_path / "board"
+    leaderboard_main([str(p) for p in paths] + ["--out", str(out)])
+    assert capsys.readouterr().out.strip() == leaderboard_markdown(rows)
+    assert {p.name for p in out.iterdir()} == {"leaderboard.md", "leaderboard.csv", "leaderboard.png"}
+    assert len((out / "leaderboard.csv").read_text().splitlines()) == 1 + 3 * 4
+
+
+def test_the_leaderboard_refuses_mixed_protocols_and_formats(tmp_path, capsys):
+    first = _results(tmp_path, TINY, "greedy")
+    newer = _results(tmp_path, TINY | {"version": 2}, "random")
+    with pytest.raises(SystemExit):
+        leaderboard_main([str(first), str(newer)])
+    err = capsys.readouterr().err
+    assert "was scored on protocol 'tiny' v2" in err and "protocol 'tiny' v1" in err and err.count("\n") == 1
+    future = json.loads(first.read_text()) | {"format_version": 99}
+    (tmp_path / "future.json").write_text(json.dumps(future))
+    with pytest.raises(ValueError, match="results format version 99; this c8env reads version 1"):
+        load_results([tmp_path / "future.json"])
+    stale = json.loads(first.read_text())
+    stale["protocol"] = stale["protocol"] | {"name": "standard"}  # claims the shipped protocol, another hash
+    (tmp_path / "stale.json").write_text(json.dumps(stale))
+    with pytest.raises(ValueError, match="but this c8env ships protocol 'standard' v1"):
+        load_results([tmp_path / "stale.json"])
+
+
+def test_the_readme_leaderboard_is_generated_from_the_results_files_in_the_repository():
+    results = sorted((ROOT / "docs" / "leaderboard" / "results").glob("*.json"))
+    rows = ranked(load_results(results))
+    assert {"random", "greedy", "expert"} <= {r["agent"] for r in rows}
+    table = leaderboard_markdown(rows)
+    for page in (ROOT / "README.md", ROOT / "docs" / "leaderboard" / "leaderboard.md"):
+        text = page.read_text()
+        assert f"{START}\n{table}\n{END}" in text or text.strip() == table, f"{page} is not the generated table"
+
+
+@pytest.mark.slow
+def test_a_league_spread_over_a_local_ray_cluster_gives_the_local_table():
+    specs = ["greedy", "random", "expert:simulations=3"]
+    local = league(specs, deals=30, seed=6, workers=2, engine="scalar")
+    spread = league(specs, deals=30, seed=6, workers=2, engine="scalar", ray="local")
+    assert spread.markdown() == local.markdown()
+    assert all(spread.tables[key].records == table.records for key, table in local.tables.items())
