@@ -129,7 +129,7 @@ def plot_leaderboard(rows: list[dict[str, Any]], path: Path) -> Path:
     from c8env.tools.evaluation.reports import _plot
 
     agents = [r["agent"] for r in rows]
-    labels = [cell_label(c).replace(" vs ", "\nvs ") for c in rows[0]["cells"]]
+    labels = [cell_label(c) for c in rows[0]["cells"]]
     ratio = np.array([[c["win_rate"] / c["fair_share"] for c in r["cells"]] for r in rows])
 
     def draw(fig: Any) -> None:
@@ -137,7 +137,10 @@ def plot_leaderboard(rows: list[dict[str, Any]], path: Path) -> Path:
         bars, heat = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
         y = np.arange(len(rows))
         bars.barh(y, [r["score"] for r in rows], color="#4C72B0")
+        for i, row in enumerate(rows):
+            bars.text(row["score"], i, f" {row['score']:.2f}", va="center", fontsize=8)
         bars.axvline(1.0, color="grey", linestyle="--", linewidth=1)
+        bars.set_xlim(0, 1.2 * max(r["score"] for r in rows))
         bars.set_yticks(y, agents)
         bars.invert_yaxis()
         bars.set_xlabel("score (1 = fair share)")
@@ -145,12 +148,12 @@ def plot_leaderboard(rows: list[dict[str, Any]], path: Path) -> Path:
         for i, row in enumerate(rows):
             for j, cell in enumerate(row["cells"]):
                 heat.text(j, i, f"{cell['win_rate']:.0%}", ha="center", va="center", fontsize=7)
-        heat.set_xticks(range(len(labels)), labels, fontsize=7)
+        heat.set_xticks(range(len(labels)), labels, fontsize=7, rotation=25, ha="right")
         heat.set_yticks(y, [""] * len(rows))
         heat.set_title("win rate per cell (colour: win rate / fair share)")
         fig.colorbar(image, ax=heat, fraction=0.03)
 
-    return _plot(path, draw, width=max(9, 1.1 * len(labels) + 4), height=1.2 + 0.42 * len(rows))
+    return _plot(path, draw, width=max(9, 1.1 * len(labels) + 4), height=2.4 + 0.42 * len(rows))
 
 
 def update_block(path: Path, markdown: str) -> bool:
