@@ -82,6 +82,9 @@ def test_agent_objects_and_factories_are_evaluated_like_specs():
     a = evaluate([Lucky(5), "greedy"], deals=60, seed=3, workers=1)
     b = evaluate([Lucky(5), "greedy"], deals=60, seed=3, workers=2)
     assert [r.winner for r in a.records] == [r.winner for r in b.records]
+    # two objects of one class are told apart; a repeated spec is not renamed
+    assert [s.name for s in evaluate([Lucky(1), Lucky(2)], deals=2, workers=1).stats] == ["Lucky#1", "Lucky#2"]
+    assert [s.name for s in evaluate(["greedy", "greedy"], deals=2, workers=1).stats] == ["greedy", "greedy"]
 
 
 def test_an_object_with_act_batch_plays_on_the_batched_engine_with_the_same_records():

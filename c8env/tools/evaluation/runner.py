@@ -42,12 +42,14 @@ def progress_counter(total: int, enabled: bool) -> Callable[[int], None]:
 
 
 def _lineup_names(entries: list[object]) -> list[str]:
+    """How a table names its agents (:func:`c8env.agents.agent_name`); objects or factories that share a name
+    are numbered (``name#1``, ``name#2``); a repeated spec string stays as written."""
     names = [agent_name(entry) for entry in entries]
-    counts = {name: names.count(name) for name in names}
-    for name in [name for name, count in counts.items() if count > 1]:  # two objects of one class: number them
-        if not all(isinstance(e, (str, Path)) for e, n in zip(entries, names, strict=True) if n == name):
-            numbered = iter(range(1, counts[name] + 1))
-            names = [f"{n}#{next(numbered)}" if n == name else n for n in names]
+    for name in set(names):
+        alike = [i for i, other in enumerate(names) if other == name]
+        if len(alike) > 1 and not all(isinstance(entries[i], (str, Path)) for i in alike):
+            for number, i in enumerate(alike, start=1):
+                names[i] = f"{name}#{number}"
     return names
 
 
