@@ -11,15 +11,22 @@ The package is laid out by layer, each resting only on those before it:
 - ``tools/``: evaluation, terminal play, the demo, replays, speed benchmarks, the CLI;
 - ``web/``: the browser server.
 
-``import c8env`` loads the core; the PettingZoo env (``env``, ``raw_env``) loads on first
-use (PEP 562), so ``import c8env.engine`` works without Gymnasium or PettingZoo. The
-module paths of c8env 0.1 still import, with a ``DeprecationWarning``
-(:mod:`c8env.deprecation`).
+``import c8env`` loads the core; the PettingZoo env (``env``, ``raw_env``: ``crazy_eights_v1``) loads on
+first use (PEP 562), so ``import c8env.engine`` works without Gymnasium or PettingZoo. ``import c8env``
+also registers the env ids (:mod:`c8env.envs.registration`: ``c8env/SingleAgent-v1``, ``c8env/LearnerVector-v1``,
+``c8env/SelfPlayVector-v1`` with Gymnasium, ``c8env/crazy_eights-v1`` with PettingZoo, and their ``v0``) with
+each library already imported, and with the others the moment they are imported; it imports neither.
+The module paths of c8env 0.1 still import, with a ``DeprecationWarning`` (:mod:`c8env.deprecation`).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import sys
+import types
+import warnings
+from collections.abc import Sequence
 from typing import Any
 
 from c8env import deprecation
@@ -35,8 +42,84 @@ deprecation.install()
 
 #: Public names that load their module on first access (they need Gymnasium and PettingZoo).
 _LAZY = {"env": "c8env.envs.crazy_eights", "raw_env": "c8env.envs.crazy_eights"}
-#: Modules loaded on first access: ``c8env.crazy_eights_v0`` is the PettingZoo-style module (``env``, ``raw_env``).
-_LAZY_MODULES = {"crazy_eights_v0": "c8env.envs.crazy_eights_v0"}
+#: Modules loaded on first access: ``c8env.crazy_eights_v1`` is the PettingZoo-style module (``env``, ``raw_env``);
+#: ``c8env.crazy_eights_v0`` the v0 env, kept for reproducing old runs.
+_LAZY_MODULES = {"crazy_eights_v0": "c8env.envs.crazy_eights_v0", "crazy_eights_v1": "c8env.envs.crazy_eights_v1"}
+#: The registration function (:mod:`c8env.envs.registration`) of each library c8env registers its envs with.
+_REGISTER = {"gymnasium": "register_gymnasium", "pettingzoo": "register_pettingzoo"}
+
+
+def _register(library: str) -> None:
+    """Register c8env's ids with ``library`` (imported by now); a failure warns and leaves the library usable."""
+    try:
+        getattr(importlib.import_module("c8env.envs.registration"), _REGISTER[library])()
+    except Exception as error:  # an import of gymnasium must not fail because of c8env
+        warnings.warn(f"c8env could not register its envs with {library}: {error!r}", RuntimeWarning, stacklevel=2)
+
+
+class _RegisterOnImport(importlib.abc.MetaPathFinder):
+    """Registers c8env's envs with Gymnasium or PettingZoo right after that library is imported.
+
+    It finds nothing itself: for a watched name it asks the finders after it for the spec and wraps its
+    loader, which runs the module as usual, puts the real loader back, then registers. Once every
+    library is done it leaves ``sys.meta_path``.
+    """
+
+    def __init__(self, libraries: set[str]) -> None:
+        self.pending = libraries
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> Any:
+        if fullname not in self.pending or self not in sys.meta_path:
+            return None
+        for finder in sys.meta_path[sys.meta_path.index(self) + 1:]:
+            find = getattr(finder, "find_spec", None)
+            spec = None if find is None else find(fullname, path, target)
+            if spec is not None:
+                if getattr(spec.loader, "exec_module", None) is not None:
+                    spec.loader = _ThenRegister(spec.loader, self)
+                return spec
+        return None
+
+    def done(self, library: str) -> None:
+        """``library`` was imported: register with it (once), and leave when nothing is pending."""
+        if library in self.pending:
+            self.pending.discard(library)
+            if not self.pending and self in sys.meta_path:
+                sys.meta_path.remove(self)
+            _register(library)
+
+
+class _ThenRegister(importlib.abc.Loader):
+    """A library's own loader, then registration (see :class:`_RegisterOnImport`)."""
+
+    def __init__(self, loader: Any, hook: _RegisterOnImport) -> None:
+        self.loader, self.hook = loader, hook
+
+    def create_module(self, spec: Any) -> types.ModuleType | None:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__loader__ = module.__spec__.loader = self.loader  # the module keeps its real loader
+        self.loader.exec_module(module)
+        self.hook.done(module.__name__)
+
+
+def _install_registration() -> None:
+    """Register with the libraries already imported; watch for the others (once per process)."""
+    if any(isinstance(finder, _RegisterOnImport) for finder in sys.meta_path):
+        return
+    waiting = set()
+    for library in _REGISTER:
+        if library in sys.modules:
+            _register(library)
+        else:
+            waiting.add(library)
+    if waiting:
+        sys.meta_path.insert(0, _RegisterOnImport(waiting))
+
+
+_install_registration()
 
 
 def __getattr__(name: str) -> Any:
@@ -57,6 +140,7 @@ __all__ = [
     "OBS_LAYOUT",
     "OBS_SIZE",
     "crazy_eights_v0",
+    "crazy_eights_v1",
     "env",
     "raw_env",
     "ANNOUNCE",

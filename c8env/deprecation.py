@@ -47,8 +47,8 @@ MOVED: dict[str, str | tuple[str, ...]] = {
 }
 
 
-#: Public module paths that live elsewhere but are not deprecated (PettingZoo's ``crazy_eights_v0`` layout).
-ALIASES = {"c8env.crazy_eights_v0": "c8env.envs.crazy_eights_v0"}
+#: Public module paths that live elsewhere but are not deprecated (PettingZoo's ``crazy_eights_v1`` layout).
+ALIASES = {"c8env.crazy_eights_v0": "c8env.envs.crazy_eights_v0", "c8env.crazy_eights_v1": "c8env.envs.crazy_eights_v1"}
 
 
 def _caller_level() -> int:

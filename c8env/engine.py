@@ -89,6 +89,11 @@ class Phase(IntEnum):
 # ``State.phase`` always holds a member, so the engine compares phases by identity (``is``): fast, exact.
 PLAY, DECLARE, ANNOUNCE_PHASE, OVER = Phase
 PHASE_NAMES = tuple(phase.name.lower() for phase in Phase)
+#: Why a hand ended, by code: the envs' ``info["end_reason"]`` is the index of the name here, and
+#: :attr:`State.end_reason` the name (``None`` for code 0). 0 ``none``: no hand ended (one still running, or
+#: cut off at ``max_steps``); 1 ``out``: a player went out; 2 ``blocked``: every player passed in turn, fewest
+#: points wins; 3 ``stop``: a player called stop; 4 ``stock``: the stock ran out under ``stock_exhausted: end``.
+END_REASONS = ("none", "out", "blocked", "stop", "stock")
 #: ``State.suit`` when any card may be played (an ``any_next`` card lies on top).
 ANY_SUIT = 4
 MIN_PLAYERS, MAX_PLAYERS = 2, 7

@@ -5,9 +5,10 @@
   terminal play and the demo all play hands through it.
 - :class:`Episode` is what the environments step: one hand (``episode="hand"``) or
   hands until the match ends (``episode="match"``), rewards at each hand's end
-  (:func:`hand_rewards`), truncation after ``max_steps`` moves of one hand, and the
-  info of the last finished hand. The PettingZoo env and ``SingleAgentEnv`` both
-  step an :class:`Episode`, so these rules exist once.
+  (:func:`hand_rewards`), truncation after ``max_steps`` moves of one hand (default
+  :data:`MAX_HAND_STEPS`, the cap of every tool too), and the info of the last finished
+  hand (:meth:`Episode.info`: the same numeric keys at every step). The PettingZoo env
+  and ``SingleAgentEnv`` both step an :class:`Episode`, so these rules exist once.
 
 NumPy only (no gymnasium, no pettingzoo).
 """
@@ -17,18 +18,26 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from c8env.engine import OVER, State
+import numpy as np
 
-#: Moves after which :func:`play_hand` cuts a hand off unfinished. Under the standard rules a
-#: player may draw at will and the discard pile is reshuffled into the stock, so a hand can be
-#: stalled for ever; uniformly random 2-player play averages about 900 moves a hand.
+from c8env.engine import END_REASONS, OVER, State
+
+#: Moves after which a hand is cut off unfinished: by :func:`play_hand` (evaluation, search, the tools) and, as
+#: the default ``max_steps``, by every env (``crazy_eights_v1``, ``SingleAgent-v1``, the ``-v1`` vector envs), which
+#: then truncate. Under the standard rules a player may draw at will and the discard pile is reshuffled into the
+#: stock, so a hand can be stalled for ever (a policy that always draws does it); uniformly random 2-player play
+#: averages about 900 moves a hand.
 MAX_HAND_STEPS = 10_000
 #: Moves of a search rollout in which a trained network plays the searcher's turns (``expert:rollouts=policy``);
 #: greedy plays them after, so that a network that stalls (draws, or passes eights round, for ever) cannot run
 #: every rollout to the cut-off.
 POLICY_ROLLOUT_STEPS = 500
-#: Default ``max_steps`` of the environments: moves of one hand before every agent is truncated.
-DEFAULT_MAX_STEPS = 100_000
+#: Default ``max_steps`` of the environments: moves of one hand before every agent is truncated. The one cap,
+#: :data:`MAX_HAND_STEPS` (this name stays for code that imports it).
+DEFAULT_MAX_STEPS = MAX_HAND_STEPS
+#: Default ``max_steps`` of the ``v0`` envs (``crazy_eights_v0``, the ``-v0`` Gymnasium ids), kept to reproduce
+#: runs made with them.
+V0_MAX_STEPS = 100_000
 EPISODES = ("hand", "match")
 REWARDS = ("win", "points")
 
@@ -79,14 +88,14 @@ def read_state(data: Any, rules: Any, num_players: int, seed: int) -> State:
     return state
 
 
-def check_episode_args(episode: str, reward: str, max_steps: int | None) -> int:
-    """Validate the episode arguments; returns ``max_steps`` with its default applied."""
+def check_episode_args(episode: str, reward: str, max_steps: int | None, default: int = DEFAULT_MAX_STEPS) -> int:
+    """Validate the episode arguments; returns ``max_steps`` with its default (``default``) applied."""
     if episode not in EPISODES:
         raise ValueError(f"episode={episode!r} is invalid; allowed: 'hand' or 'match'")
     if reward not in REWARDS:
         raise ValueError(f"reward={reward!r} is invalid; allowed: 'win' or 'points'")
     if max_steps is None:
-        max_steps = DEFAULT_MAX_STEPS
+        max_steps = default
     if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
         raise ValueError(f"max_steps={max_steps!r} is invalid; allowed: None or an int >= 1")
     return max_steps
@@ -98,12 +107,15 @@ class Episode:
     :meth:`start` takes the first position, :meth:`step` applies one move of the player to
     act. A hand's end hands out :func:`hand_rewards` and sets :attr:`result` (the info of
     that hand: ``hand_winner``, ``end_reason``, ``scores``, and ``match_winner`` when the
-    match is over); in a match the next hand is dealt at once. :attr:`terminated` is set
-    when the episode ends, :attr:`truncated` when one hand reaches ``max_steps`` moves.
+    match is over, as the engine gives them); in a match the next hand is dealt at once.
+    :meth:`info` is what the envs report of it, numeric. :attr:`terminated` is set when the
+    episode ends, :attr:`truncated` when one hand reaches ``max_steps`` moves (default
+    :data:`MAX_HAND_STEPS`, or ``default_max_steps``).
     """
 
-    def __init__(self, episode: str = "hand", reward: str = "win", max_steps: int | None = None) -> None:
-        self.max_steps = check_episode_args(episode, reward, max_steps)
+    def __init__(self, episode: str = "hand", reward: str = "win", max_steps: int | None = None,
+                 default_max_steps: int = DEFAULT_MAX_STEPS) -> None:
+        self.max_steps = check_episode_args(episode, reward, max_steps, default_max_steps)
         self.episode = episode
         self.reward = reward
         self.state: State | None = None
@@ -138,6 +150,28 @@ class Episode:
             self.truncated = True
         return None
 
+    def info(self, hand_ended: bool = True) -> dict[str, Any]:
+        """The envs' info about hands: numeric values under the same keys at every step, from the start on.
+
+        With ``hand_ended`` the last hand that ended in this episode (:attr:`result`), else (or before
+        any hand ended) neutral values: ``hand_winner`` the seat that won it (-1: nobody, or no hand
+        ended), ``end_reason`` the code of why it ended (:data:`c8env.engine.END_REASONS`; 0 ``none``:
+        no hand ended, or a position given already over, whose reason is unknown), ``scores`` the match
+        totals per seat (int64 array), and in match mode
+        ``match_winner`` (-1 until the match is over, and when it ends in a tie).
+        """
+        result = self.result if hand_ended else {}
+        winner = result.get("hand_winner")
+        info: dict[str, Any] = {
+            "hand_winner": -1 if winner is None else int(winner),
+            "end_reason": END_REASONS.index(result["end_reason"] or "none") if result else 0,
+            "scores": np.array(result["scores"] if result else self.state.scores, dtype=np.int64),
+        }
+        if self.episode == "match":
+            match_winner = result.get("match_winner")
+            info["match_winner"] = -1 if match_winner is None else int(match_winner)
+        return info
+
     def _finish_hand(self) -> list[float]:
         """Score the finished hand, then end the episode or deal the match's next hand."""
         state = self.state
@@ -154,4 +188,4 @@ class Episode:
 
 
 __all__ = ["DEFAULT_MAX_STEPS", "EPISODES", "Episode", "MAX_HAND_STEPS", "POLICY_ROLLOUT_STEPS", "REWARDS",
-           "check_episode_args", "hand_rewards", "play_hand", "read_state"]
+           "V0_MAX_STEPS", "check_episode_args", "hand_rewards", "play_hand", "read_state"]

@@ -56,11 +56,14 @@ def test_old_names_of_the_split_modules_are_the_new_objects() -> None:
 
 
 def test_the_pettingzoo_module_path_is_an_alias_without_warning(recwarn: pytest.WarningsRecorder) -> None:
-    from c8env import crazy_eights_v0
+    from c8env import crazy_eights_v0, crazy_eights_v1
     from c8env.envs import crazy_eights_v0 as new
+    from c8env.envs import crazy_eights_v1 as new1
 
     assert crazy_eights_v0 is new and fresh_import("c8env.crazy_eights_v0") is new
-    assert ALIASES == {"c8env.crazy_eights_v0": "c8env.envs.crazy_eights_v0"}
+    assert crazy_eights_v1 is new1 and fresh_import("c8env.crazy_eights_v1") is new1
+    assert ALIASES == {"c8env.crazy_eights_v0": "c8env.envs.crazy_eights_v0",
+                       "c8env.crazy_eights_v1": "c8env.envs.crazy_eights_v1"}
     assert not [w for w in recwarn if w.category is DeprecationWarning]
 
 
@@ -103,12 +106,12 @@ def test_gymnasium_ids_through_old_and_new_module_paths() -> None:
     script = (
         "import warnings, gymnasium\n"
         "warnings.simplefilter('error')\n"
-        "env = gymnasium.make('c8env.envs.single_agent:c8env/SingleAgent-v0', opponents='greedy')\n"
+        "env = gymnasium.make('c8env.envs.single_agent:c8env/SingleAgent-v1', opponents='greedy')\n"
         "env.reset(seed=0)\n"
         "warnings.simplefilter('ignore')\n"
         "old = gymnasium.make('c8env.wrappers:c8env/SingleAgent-v0', opponents='greedy')\n"
         "import c8env.envs.vector_envs\n"
-        "vec = gymnasium.make_vec('c8env/LearnerVector-v0', num_envs=2)\n"
+        "vec = gymnasium.make_vec('c8env/LearnerVector-v1', num_envs=2)\n"
         "vec.reset(seed=0)\n"
         "print(type(env.unwrapped).__name__, type(old.unwrapped).__name__, type(vec).__name__)\n"
     )

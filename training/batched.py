@@ -8,7 +8,8 @@ NumPy policies, batched); the ``expert`` kind cannot be batched and is refused. 
 processes: a step is a few compiled kernel calls for all games.
 
 It speaks SB3's ``VecEnv`` protocol the way the subprocess backend does: per-env infos with
-``learner_seat`` and the hand results, and at an episode's end ``terminal_observation``,
+``SingleAgentEnv``'s keys at every step (``learner_seat``, ``skipped_deals``, the hand results with
+neutral values where no hand ended, ``scores``, ``action_mask``), and at an episode's end ``terminal_observation``,
 ``TimeLimit.truncated``, ``opponent_kind``, ``learner_won`` and ``episode`` (``r``, ``l``,
 ``t``, as Gymnasium's ``RecordEpisodeStatistics``); ``env_method("action_masks")`` and
 ``has_attr("action_masks")`` answer MaskablePPO, ``env_method("set_snapshots", paths)``
@@ -29,7 +30,6 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvStepRetu
 from c8env.actions import NUM_ACTIONS
 from c8env.envs.learner_games import LearnerGames
 from c8env.envs.spaces import vector_space
-from c8env.vector.kernels import END_REASONS
 from training.config import TrainConfig
 from training.envs import make_pool
 
@@ -63,9 +63,23 @@ class BatchedVecEnv(VecEnv):
         return kinds.pop() if len(kinds) == 1 else "mixed"
 
     def _start_info(self, b: int) -> dict[str, Any]:
-        info: dict[str, Any] = {"learner_seat": int(self.games.learner_seat[b])}
-        if self.games.skipped[b]:
-            info["skipped_deals"] = int(self.games.skipped[b])
+        """Game ``b``'s info as ``SingleAgentEnv.reset`` gives it (its episode has just begun)."""
+        games = self.games
+        return self._info(int(games.learner_seat[b]), int(games.skipped[b]), None, games.games.scores[b],
+                          games.action_mask[b].astype(bool))
+
+    def _info(self, seat: int, skipped: int, hand: int | None, scores: np.ndarray, mask: np.ndarray,
+              match_over: bool = False) -> dict[str, Any]:
+        """``SingleAgentEnv``'s info (``illegal_action="raise"``): ``hand`` is the game whose result (a hand ended in
+        it in the step) fills the hand keys, None for neutral values."""
+        res = self.games.results
+        info: dict[str, Any] = {"learner_seat": seat, "skipped_deals": skipped,
+                                "hand_winner": -1 if hand is None else int(res.hand_winner[hand]),
+                                "end_reason": 0 if hand is None else int(res.end_reason[hand]),
+                                "scores": np.array(scores, dtype=np.int64)}
+        if self._match:
+            info["match_winner"] = int(res.match_winner[hand]) if hand is not None and match_over else -1
+        info["action_mask"] = mask
         return info
 
     # ----- stepping ------------------------------------------------------------------------------
@@ -97,20 +111,21 @@ class BatchedVecEnv(VecEnv):
         res = games.results
         infos: list[dict[str, Any]] = []
         now = time.perf_counter()
+        masks = games.action_masks()
         for b in range(self.num_envs):
             seat = int(games.final_seat[b])
-            info: dict[str, Any] = {"learner_seat": seat, "TimeLimit.truncated": bool(truncated[b] and not terminated[b])}
-            if res.hand_over[b]:
-                winner = int(res.hand_winner[b])
-                info.update(hand_winner=None if winner < 0 else winner, end_reason=END_REASONS[int(res.end_reason[b])],
-                            scores=res.scores[b].tolist())
-                if self._match and terminated[b]:
-                    info["match_winner"] = None if res.match_winner[b] < 0 else int(res.match_winner[b])
+            hand = b if res.hand_over[b] else None
+            if dones[b]:  # the finished episode's last info: its totals, an empty mask
+                info = self._info(seat, int(games.final_skipped[b]), hand, games.final_scores[b],
+                                  np.zeros(NUM_ACTIONS, dtype=bool), bool(terminated[b]))
+            else:
+                info = self._info(seat, int(games.skipped[b]), hand, games.games.scores[b], masks[b])
+            info["TimeLimit.truncated"] = bool(truncated[b] and not terminated[b])
             if dones[b]:
-                winner = info.get("match_winner", info.get("hand_winner"))
+                winner = info.get("match_winner", info["hand_winner"])
                 info.update(terminal_observation=games.final_observation[b].copy(),
                             opponent_kind=self._kind(games.final_opponents[b]),
-                            learner_won=winner is not None and winner == seat,
+                            learner_won=winner >= 0 and winner == seat,
                             episode={"r": float(self._returns[b]), "l": int(self._lengths[b]),
                                      "t": round(now - self._started[b], 6)})
                 self.reset_infos[b] = self._start_info(b)

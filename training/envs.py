@@ -46,8 +46,8 @@ class PoolEnv(gymnasium.Wrapper):
             reward, terminated, truncated = self.cutoff_reward, True, False
         if terminated or truncated:
             info["opponent_kind"] = self.pool.label()
-            winner = info.get("match_winner", info.get("hand_winner"))
-            info["learner_won"] = winner is not None and winner == info.get("learner_seat")
+            winner = info.get("match_winner", info["hand_winner"])  # -1: nobody (or the hand was cut off)
+            info["learner_won"] = winner >= 0 and winner == info["learner_seat"]
         return obs, reward, terminated, truncated, info
 
     def action_masks(self) -> Any:

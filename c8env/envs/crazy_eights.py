@@ -1,4 +1,4 @@
-"""PettingZoo AEC environment for Crazy Eights: ``crazy_eights_v0``.
+"""PettingZoo AEC environment for Crazy Eights: ``crazy_eights_v1`` (``crazy_eights_v0``: :mod:`c8env.envs.crazy_eights_v0`).
 
 The env is thin: it maps seats to agents and steps a :class:`c8env.episode.Episode`
 (hand end, match continuation, truncation, rewards, infos); the rules live in
@@ -17,7 +17,7 @@ from pettingzoo import AECEnv
 from c8env.engine import State, check_num_players, check_seed
 from c8env.envs.spaces import action_space, check_render_mode, observation_dict_space, render_output
 from c8env.envs.wrappers import wrap
-from c8env.episode import Episode, read_state
+from c8env.episode import DEFAULT_MAX_STEPS, Episode, read_state
 from c8env.observation import (
     GLOBAL_STATE_SIZE,
     OBS_LAYOUT,
@@ -127,13 +127,23 @@ class raw_env(AECEnv, EzPickle):
     ## Episode End
     Termination when the hand ends (``episode="hand"``) or the match ends
     (``episode="match"``; the deal rotates left between hands). Truncation of
-    all agents (reward 0) after ``max_steps`` steps of one hand. The episode rules
-    are :class:`c8env.episode.Episode`'s, shared with ``SingleAgentEnv``.
+    all agents (reward 0, ``truncated`` True and ``terminated`` False) after ``max_steps``
+    steps of one hand (default 10,000, ``c8env.episode.MAX_HAND_STEPS``, the cap of every
+    tool: a policy that always draws can stall a hand for ever). The episode rules are
+    :class:`c8env.episode.Episode`'s, shared with ``SingleAgentEnv``.
+
+    ## Info
+    Every agent's info has the same keys, numeric, from ``reset`` on: the last hand that
+    ended in the episode, or neutral values before one did (:meth:`c8env.episode.Episode.info`):
+    ``hand_winner`` (seat, -1: nobody), ``end_reason`` (code, the index of its name in
+    ``c8env.engine.END_REASONS``: 0 none, 1 out, 2 blocked, 3 stop, 4 stock), ``scores``
+    (int64 array, the match totals per seat) and, with ``episode="match"``, ``match_winner``
+    (-1 until the match is over, and for a tie).
 
     ## Arguments
     ``num_players`` (2-7), ``rules`` (preset name, YAML path, dict or RuleSet),
     ``episode`` (``hand`` or ``match``), ``reward`` (``win`` or ``points``),
-    ``max_steps`` (per hand, default 100,000), ``render_mode`` (``ansi`` or ``human``).
+    ``max_steps`` (per hand, default 10,000), ``render_mode`` (``ansi`` or ``human``).
 
     ## Example
     >>> import c8env
@@ -146,12 +156,16 @@ class raw_env(AECEnv, EzPickle):
     >>> env.close()
 
     ## Version History
-    * v0: initial release. c8env 0.2: the engine state moved from ``env.unwrapped.game`` to
-      ``env.unwrapped.game``; ``env.state()`` is unchanged.
+    * v1: ``max_steps`` defaults to 10,000 (``MAX_HAND_STEPS``, the tools' cap) instead of 100,000, so a
+      stalled hand is truncated in seconds; infos hold the same numeric keys at every step (also in v0).
+    * v0: initial release (``max_steps`` default 100,000); kept as ``crazy_eights_v0`` for reproducing
+      old runs. c8env 0.2: the engine state moved to ``env.unwrapped.game``; ``env.state()`` is unchanged.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "crazy_eights_v0", "is_parallelizable": False,
+    metadata = {"render_modes": ["ansi", "human"], "name": "crazy_eights_v1", "is_parallelizable": False,
                 "render_fps": 4}
+    #: ``max_steps`` when it is None: the version's default (v1: ``MAX_HAND_STEPS``).
+    default_max_steps = DEFAULT_MAX_STEPS
 
     def __init__(
         self,
@@ -166,7 +180,7 @@ class raw_env(AECEnv, EzPickle):
         super().__init__()
         self.num_players = check_num_players(num_players)
         self.rules = load_rules(rules)
-        self._episode = Episode(episode, reward, max_steps)
+        self._episode = Episode(episode, reward, max_steps, self.default_max_steps)
         self.episode = episode
         self.reward_type = reward
         self.max_steps = self._episode.max_steps
@@ -204,8 +218,8 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
         rewards = self._episode.start(state)
+        self.infos = {a: self._episode.info() for a in self.agents}
         if rewards is not None:
             self._hand_ended(rewards)
         self.agent_selection = self.agents[state.current_player]
@@ -240,8 +254,7 @@ class raw_env(AECEnv, EzPickle):
     def _hand_ended(self, rewards: list[float]) -> None:
         """A hand ended: its rewards and result for every agent; termination when the episode is over."""
         self.rewards = dict(zip(self.agents, rewards, strict=True))
-        result = self._episode.result
-        self.infos = {agent: dict(result) for agent in self.agents}
+        self.infos = {agent: self._episode.info() for agent in self.agents}
         if self._episode.terminated:
             self.terminations = dict.fromkeys(self.agents, True)
 

@@ -19,7 +19,7 @@ opponent move, until every game waits for its learner again. It follows
 * same-step autoreset: a step that ends an episode returns its reward and flags with the new
   episode's first observation; :attr:`final_observation` holds the learner's view of the
   finished game, :attr:`results` its last hand (``hand_winner``, ``end_reason``, ``scores``,
-  ``match_winner``).
+  ``match_winner``), :attr:`final_scores` and :attr:`final_skipped` its totals and replaced deals.
 
 Opponents play as the scalar env's agents: ``greedy`` is :func:`c8env.agents.batched.greedy_all`,
 ``random`` a generator per game and seat seeded as ``RandomAgent(seed)`` with the seed that
@@ -158,6 +158,10 @@ class LearnerGames:
         self._all = np.ones(size, dtype=bool)
         #: The learner's seat of the episodes that ended in the last step (and of the others).
         self.final_seat = np.zeros(size, dtype=np.int64)
+        #: The match totals (int64[B, P]) and ``skipped`` of each game's episode at the end of the last step, before
+        #: the games whose episode ended were dealt their next one.
+        self.final_scores = np.zeros((size, n), dtype=np.int64)
+        self.final_skipped = np.zeros(size, dtype=np.int64)
         self._has_reset = False
 
     # ----- opponents --------------------------------------------------------------------------------
@@ -329,6 +333,8 @@ class LearnerGames:
         self._reward[:] = buffers.rewards[rows, self.learner_seat]
         self.final_opponents = [self.opponents[b] if ended[b] else None for b in range(self.num_envs)]
         self.final_seat = self.learner_seat.copy()
+        self.final_scores = self.games.scores.copy()
+        self.final_skipped = self.skipped.copy()
         if ended.any():
             self._begin(ended)
         self._observe()

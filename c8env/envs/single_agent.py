@@ -23,6 +23,7 @@ from c8env.actions import NUM_ACTIONS
 from c8env.agents import PolicyAgent, load, observation_for
 from c8env.deprecation import warn_moved
 from c8env.engine import IllegalActionError, State, check_num_players, check_seed
+from c8env.envs.registration import register_gymnasium
 from c8env.envs.spaces import check_render_mode, render_output, vector_space
 from c8env.episode import Episode, read_state
 from c8env.observation import action_mask, encode_observation
@@ -49,7 +50,8 @@ class SingleAgentEnv(gymnasium.Env):
     ``Discrete(60)``, the action ids of :func:`c8env.raw_env` (0-51 play a card, 52-55
     declare a suit, 56 draw, 57 pass, 58 announce "last card", 59 stop).
     :meth:`action_masks` gives the learner's legal actions as a bool array (the
-    ``sb3_contrib`` ``MaskablePPO`` convention).
+    ``sb3_contrib`` ``MaskablePPO`` convention); ``info["action_mask"]`` holds the same
+    array after ``reset`` and every step (for loops that read masks from the info).
 
     ## Observation Space
     ``Box(-1, 1e6, (245,), float32)``: the learner's ``observation`` vector of the AEC
@@ -72,8 +74,20 @@ class SingleAgentEnv(gymnasium.Env):
 
     ## Episode End
     ``terminated`` when the hand ends (``episode="hand"``) or the match ends
-    (``episode="match"``), whoever made the last move. ``truncated`` when one hand
-    reaches ``max_steps`` moves (every player's moves count, as in the AEC env).
+    (``episode="match"``), whoever made the last move. ``truncated`` (and not ``terminated``)
+    when one hand reaches ``max_steps`` moves (every player's moves count, as in the AEC
+    env; default 10,000, ``c8env.episode.MAX_HAND_STEPS``).
+
+    ## Info
+    The same keys, with numeric values, after ``reset`` and every step: ``learner_seat``;
+    ``skipped_deals`` (deals replaced at this episode's start, see Starting State; 0 mostly);
+    about the hand that ended during the step, neutral values when none did
+    (:meth:`c8env.episode.Episode.info`): ``hand_winner`` (-1: nobody), ``end_reason`` (code
+    into ``c8env.engine.END_REASONS``, 0: no hand ended), ``scores`` (int64 array, the match
+    totals per seat), and with ``episode="match"`` ``match_winner`` (-1 until the match is
+    over, and for a tie); ``action_mask`` (bool[60], as :meth:`action_masks`); with
+    ``illegal_action="penalty"``, ``illegal_action`` (-1, or the illegal action that ended
+    the episode).
 
     ## Arguments
     - ``num_players`` (2-7), ``rules``, ``episode``, ``reward``, ``max_steps``,
@@ -97,8 +111,9 @@ class SingleAgentEnv(gymnasium.Env):
       :class:`c8env.actions.ActionRangeError` (a ``ValueError``) and changes nothing; numpy ints
       and 0-d integer arrays (what ``MaskablePPO.predict()`` returns) are accepted.
 
-    ``gymnasium.make("c8env/SingleAgent-v0", ...)`` builds it once this module is imported
-    (or in one call: ``gymnasium.make("c8env.envs.single_agent:c8env/SingleAgent-v0", ...)``).
+    ``gymnasium.make("c8env/SingleAgent-v1", ...)`` builds it after ``import c8env`` (or in one call:
+    ``gymnasium.make("c8env:c8env/SingleAgent-v1", ...)``); ``c8env/SingleAgent-v0`` is the same class
+    with ``max_steps`` 100,000 by default, kept for reproducing old runs.
 
     An opponent that returns an illegal action raises :class:`c8env.IllegalActionError`
     naming the opponent, its seat and the move.
@@ -168,6 +183,8 @@ class SingleAgentEnv(gymnasium.Env):
         self.opponents: list[Any] = []  # by seat; None at the learner's seat
         self._labels: list[str] = []
         self._pending_reward = 0.0
+        self._skipped = 0
+        self._mask = np.zeros(NUM_ACTIONS, dtype=bool)  # the learner's, as of the last reset or step
         self._done = True
 
     # ----- opponents --------------------------------------------------------------------------------
@@ -270,7 +287,7 @@ class SingleAgentEnv(gymnasium.Env):
             else:
                 self.game = State.new(n, self.rules, seed=deal_seed)
             self._episode.start(self.game)
-            reward, _ = self._play_opponents(0.0, {})
+            reward, _ = self._play_opponents(0.0)
             if not self._episode.done:
                 break
             if "state" in options:
@@ -286,12 +303,10 @@ class SingleAgentEnv(gymnasium.Env):
             )
         self._done = False
         self._pending_reward = reward
-        info = {"learner_seat": self.learner_seat}
-        if skipped:
-            info["skipped_deals"] = skipped
+        self._skipped = skipped
         if self.render_mode == "human":
             self.render()
-        return encode_observation(self.game, self.learner_seat), info
+        return encode_observation(self.game, self.learner_seat), self._info(False)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:
@@ -303,25 +318,37 @@ class SingleAgentEnv(gymnasium.Env):
             if self.illegal_action == "raise":
                 raise
             self._done = True
-            info = {"learner_seat": self.learner_seat, "illegal_action": action}
+            info = self._info(False)
+            info["illegal_action"] = action
             return encode_observation(self.game, self.learner_seat), self.illegal_reward, True, False, info
         reward = self._pending_reward
         self._pending_reward = 0.0
-        info = {"learner_seat": self.learner_seat}
-        if rewards is not None:
+        hand_ended = rewards is not None
+        if hand_ended:
             reward += rewards[self.learner_seat]
-            info.update(self._episode.result)
-        reward, info = self._play_opponents(reward, info)
+        reward, ended_later = self._play_opponents(reward)
         self._done = self._episode.done
         if self.render_mode == "human":
             self.render()
         return encode_observation(self.game, self.learner_seat), reward, self._episode.terminated, \
-            self._episode.truncated, info
+            self._episode.truncated, self._info(hand_ended or ended_later)
 
-    def _play_opponents(self, reward: float, info: dict) -> tuple[float, dict]:
+    def _info(self, hand_ended: bool) -> dict[str, Any]:
+        """The step's info (see the class docstring): the same keys at every step, numeric values. Computes the
+        learner's mask once per step, for the info and :meth:`action_masks`."""
+        self._mask = np.zeros(NUM_ACTIONS, dtype=bool) if self._done else \
+            action_mask(self.game, self.learner_seat).astype(bool)
+        info = {"learner_seat": self.learner_seat, "skipped_deals": self._skipped, **self._episode.info(hand_ended),
+                "action_mask": self._mask.copy()}
+        if self.illegal_action == "penalty":
+            info["illegal_action"] = -1
+        return info
+
+    def _play_opponents(self, reward: float) -> tuple[float, bool]:
         """Let the opponents move until the learner's turn or the episode's end (terminated or truncated),
-        adding the learner's reward of every hand that ends and that hand's result to ``info``."""
+        adding the learner's reward of every hand that ends; returns the reward and whether a hand ended."""
         episode, state, learner = self._episode, self.game, self.learner_seat
+        hand_ended = False
         while not episode.done and state.current_player != learner:
             seat = state.current_player
             try:
@@ -332,8 +359,8 @@ class SingleAgentEnv(gymnasium.Env):
                 ) from None
             if rewards is not None:
                 reward += rewards[learner]
-                info.update(episode.result)
-        return reward, info
+                hand_ended = True
+        return reward, hand_ended
 
     @property
     def state(self) -> State | None:
@@ -342,10 +369,9 @@ class SingleAgentEnv(gymnasium.Env):
         return self.game
 
     def action_masks(self) -> np.ndarray:
-        """The learner's legal actions as a bool array of 60 (all False once the episode is over)."""
-        if self._done:
-            return np.zeros(NUM_ACTIONS, dtype=bool)
-        return action_mask(self.game, self.learner_seat).astype(bool)
+        """The learner's legal actions as a bool array of 60 (all False once the episode is over): a copy of
+        ``info["action_mask"]``."""
+        return np.zeros(NUM_ACTIONS, dtype=bool) if self._done else self._mask.copy()
 
     def render(self) -> str | None:
         return render_output(self.render_mode, self._render_text)
@@ -361,9 +387,8 @@ class SingleAgentEnv(gymnasium.Env):
 
 __all__ = ["GYMNASIUM_ID", "MAX_REDEALS", "SingleAgentEnv"]
 
-#: Gymnasium id of :class:`SingleAgentEnv`, registered when this module is imported:
-#: ``gymnasium.make("c8env/SingleAgent-v0", ...)`` after ``import c8env.envs.single_agent``, or
-#: ``gymnasium.make("c8env.envs.single_agent:c8env/SingleAgent-v0", ...)`` in one call.
-GYMNASIUM_ID = "c8env/SingleAgent-v0"
-if GYMNASIUM_ID not in gymnasium.registry:
-    gymnasium.register(id=GYMNASIUM_ID, entry_point="c8env.envs.single_agent:SingleAgentEnv")
+#: Gymnasium id of :class:`SingleAgentEnv` (:mod:`c8env.envs.registration`, which ``import c8env`` runs):
+#: ``gymnasium.make("c8env/SingleAgent-v1", ...)``, or ``gymnasium.make("c8env:c8env/SingleAgent-v1", ...)``
+#: in one call. ``c8env/SingleAgent-v0`` is the v0 env (``max_steps`` 100,000 by default).
+GYMNASIUM_ID = "c8env/SingleAgent-v1"
+register_gymnasium()  # done already unless something took the import hook away; registers nothing twice

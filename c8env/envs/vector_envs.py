@@ -14,20 +14,23 @@ Both follow Gymnasium 1.2's vector conventions with *same-step* autoreset
 (``metadata["autoreset_mode"]``): a step that ends an episode returns its reward and flags
 together with the next episode's first observation; ``info["final_obs"]`` (float32[B, 245],
 valid where ``info["_final_obs"]``) holds the finished episode's last observation and
-``info["final_info"]`` its step info. Every info key ``k`` comes with a bool mask ``_k`` of the
-games it holds for. ``info["action_mask"]`` (and :meth:`action_masks`) give the legal actions of
-the observed player as bool[B, 60].
+(``LearnerVectorEnv``) ``info["final_info"]`` its step info. Every info key ``k`` comes with a
+bool mask ``_k`` of the games it holds for. Every other key is there after ``reset`` and every
+step, for every game, as a numeric array (its mask all True): the hand results with neutral
+values where no hand ended (``hand_winner`` -1, ``end_reason`` 0: codes into
+``c8env.engine.END_REASONS``), ``scores`` int64[B, num_players], ``action_mask`` (also
+:meth:`action_masks`) the legal actions of the observed player as bool[B, 60].
 
-``gymnasium.make_vec("c8env/LearnerVector-v0", num_envs=64, opponents="greedy")`` and
-``gymnasium.make_vec("c8env/SelfPlayVector-v0", num_envs=64)`` build them once this module is
-imported (or ``"c8env.envs.vector_envs:c8env/LearnerVector-v0"`` in one call).
+``gymnasium.make_vec("c8env/LearnerVector-v1", num_envs=64, opponents="greedy")`` and
+``gymnasium.make_vec("c8env/SelfPlayVector-v1", num_envs=64)`` build them after ``import c8env``
+(or ``"c8env:c8env/LearnerVector-v1"`` in one call); the ``-v0`` ids are the same classes with
+``max_steps`` 100,000 by default, kept for reproducing old runs.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -36,10 +39,11 @@ from gymnasium.vector.utils import batch_space
 from c8env.actions import NUM_ACTIONS
 from c8env.engine import check_seed
 from c8env.envs.learner_games import LearnerGames
+from c8env.envs.registration import register_gymnasium
 from c8env.envs.spaces import vector_space
 from c8env.rules import RuleSet
 from c8env.vector import VectorGames
-from c8env.vector.kernels import END_REASONS
+from c8env.vector.kernels import HandResults
 
 
 def _check_options(options: dict | None) -> None:
@@ -51,6 +55,18 @@ def _masked(info: dict[str, Any], key: str, value: np.ndarray, where: np.ndarray
     """Set ``info[key]`` and its Gymnasium mask ``info['_' + key]``."""
     info[key] = value
     info["_" + key] = where
+
+
+def _hand_fields(info: dict[str, Any], results: HandResults, hand: np.ndarray, scores: np.ndarray,
+                 match_over: np.ndarray | None, where: np.ndarray) -> None:
+    """The hand keys of ``SingleAgentEnv``'s info for a batch: the results of the ``hand`` games (a hand ended in
+    them), neutral values for the others; ``scores`` the match totals; ``match_winner`` (match mode: ``match_over``
+    not None) the results' where the match ended, else -1. Masks: ``where``."""
+    _masked(info, "hand_winner", np.where(hand, results.hand_winner, -1), where)
+    _masked(info, "end_reason", np.where(hand, results.end_reason, 0), where)
+    _masked(info, "scores", scores.copy(), where)
+    if match_over is not None:
+        _masked(info, "match_winner", np.where(hand & match_over, results.match_winner, -1), where)
 
 
 def _actions(actions: Any, num_envs: int) -> np.ndarray:
@@ -86,10 +102,13 @@ class LearnerVectorEnv(_BatchedVectorEnv):
 
     ``reset(seed=s)`` seeds game ``b`` with ``s + b`` (as ``SyncVectorEnv`` seeds its envs). The
     reward of game ``b`` is its learner's, summed since the learner's previous decision. Info
-    keys: ``learner_seat``, ``action_mask``; ``hand_winner`` (-1: nobody), ``end_reason``,
-    ``scores`` and, at a match's end, ``match_winner`` (-1: tie) for the games where a hand ended;
-    ``skipped_deals`` in a new episode's info where deals ended before the learner's first
-    decision. ``final_obs`` is the learner's view of the finished game.
+    keys, those of ``SingleAgentEnv`` (``illegal_action="raise"``) as ``SyncVectorEnv`` batches them,
+    at every step for every game: ``learner_seat``, ``skipped_deals`` (deals replaced at the
+    episode's start because they ended before the learner's first decision), ``hand_winner`` (-1:
+    nobody, or no hand ended in the step), ``end_reason`` (code; 0: no hand ended), ``scores``
+    (int64[B, num_players]), ``match_winner`` (match mode; -1 but where a match ended, and for a
+    tie), ``action_mask``. A game whose episode ended has its new episode's values there, and the
+    finished one's in ``final_info``; ``final_obs`` is the learner's view of the finished game.
     """
 
     def __init__(self, num_envs: int = 16, num_players: int = 2, rules: str | dict | RuleSet = "standard",
@@ -103,44 +122,41 @@ class LearnerVectorEnv(_BatchedVectorEnv):
         _check_options(options)
         super().reset(seed=seed)
         self.games.reset(check_seed(seed))
-        return self.games.observation.copy(), self._start_info(np.ones(self.num_envs, dtype=bool))
+        return self.games.observation.copy(), self._start_info()
 
-    def _start_info(self, where: np.ndarray) -> dict[str, Any]:
-        """The info of the games' current episodes: the learner's seat and mask; ``skipped_deals`` of the
-        ``where`` games (those that just began)."""
+    def _start_info(self, where: np.ndarray | None = None) -> dict[str, Any]:
+        """The info of the games' current episodes, with the results of the hands that ended in the step in the
+        ``where`` games (None: no hand ended; a game's new episode has none)."""
         games, every = self.games, np.ones(self.num_envs, dtype=bool)
         info: dict[str, Any] = {}
         _masked(info, "learner_seat", games.learner_seat.copy(), every)
+        _masked(info, "skipped_deals", games.skipped.copy(), every)
+        hand = np.zeros(self.num_envs, dtype=bool) if where is None else where & games.results.hand_over
+        match_over = np.zeros(self.num_envs, dtype=bool) if games.episode == "match" else None
+        _hand_fields(info, games.results, hand, games.games.scores, match_over, every)
         _masked(info, "action_mask", games.action_masks(), every)
-        skipped = where & (games.skipped > 0)
-        if skipped.any():
-            _masked(info, "skipped_deals", games.skipped.copy(), skipped)
         return info
 
-    def _add_results(self, info: dict[str, Any], where: np.ndarray, terminated: np.ndarray) -> None:
-        """The results of the hands that ended in the step, for the ``where`` games (SingleAgentEnv's keys)."""
-        res = self.games.results
-        hand = where & res.hand_over
-        if hand.any():
-            _masked(info, "hand_winner", res.hand_winner.copy(), hand)
-            _masked(info, "end_reason", np.array([END_REASONS[r] for r in res.end_reason], dtype=object), hand)
-            _masked(info, "scores", res.scores.copy(), hand)
-            match = hand & terminated
-            if self.games.episode == "match" and match.any():
-                _masked(info, "match_winner", res.match_winner.copy(), match)
+    def _final_info(self, ended: np.ndarray, terminated: np.ndarray) -> dict[str, Any]:
+        """The last step info of the episodes that ended (valid where ``ended``), as ``SingleAgentEnv`` gives it."""
+        games = self.games
+        final: dict[str, Any] = {}
+        _masked(final, "learner_seat", games.final_seat.copy(), ended.copy())
+        _masked(final, "skipped_deals", games.final_skipped.copy(), ended.copy())
+        match_over = terminated if games.episode == "match" else None
+        _hand_fields(final, games.results, ended & games.results.hand_over, games.final_scores, match_over,
+                     ended.copy())
+        _masked(final, "action_mask", np.zeros((self.num_envs, NUM_ACTIONS), dtype=bool), ended.copy())
+        return final
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         actions = _actions(actions, self.num_envs)
         obs, reward, terminated, truncated = self.games.step(actions)
         ended = terminated | truncated
-        info = self._start_info(ended)
-        self._add_results(info, ~ended, terminated)
+        info = self._start_info(~ended)
         if ended.any():
-            final: dict[str, Any] = {}
-            _masked(final, "learner_seat", self.games.final_seat.copy(), ended.copy())
-            self._add_results(final, ended, terminated)
             _masked(info, "final_obs", self.games.final_observation.copy(), ended.copy())
-            _masked(info, "final_info", final, ended.copy())
+            _masked(info, "final_info", self._final_info(ended, terminated), ended.copy())
         return obs.copy(), reward.copy(), terminated.copy(), truncated.copy(), info
 
     def action_masks(self) -> np.ndarray:
@@ -157,6 +173,12 @@ class SelfPlayVectorEnv(_BatchedVectorEnv):
     ``info["current_player"]`` the seat to act next (the observation's). ``reset(seed=s)`` deals game
     ``b``'s ``k``-th episode ``State.new(num_players, rules, seed=derive_seed(s, b, k))``.
     ``final_obs`` is the finished game's view of its player to act. Arguments as :func:`c8env.raw_env`.
+
+    Info keys after ``reset`` and every step, for every game: ``player`` (-1 after ``reset``),
+    ``rewards``, ``current_player``, ``action_mask``, and the step's hand as ``SingleAgentEnv`` gives it:
+    ``hand_winner`` (-1: nobody, or no hand ended), ``end_reason`` (code; 0: no hand ended),
+    ``scores`` (int64[B, num_players]: the match totals, those the finished hand left where one
+    ended), ``match_winner`` (match mode; -1 but where a match ended, and for a tie).
     """
 
     def __init__(self, num_envs: int = 16, num_players: int = 2, rules: str | dict | RuleSet = "standard",
@@ -170,13 +192,20 @@ class SelfPlayVectorEnv(_BatchedVectorEnv):
         super().reset(seed=seed)
         seed = check_seed(seed)
         self.games.reset(int(np.random.SeedSequence().entropy) % 2**64 if seed is None else seed)
+        every = np.ones(self.num_envs, dtype=bool)
         info: dict[str, Any] = {}
-        self._add_state(info)
+        _masked(info, "player", np.full(self.num_envs, -1, dtype=np.int64), every)
+        _masked(info, "rewards", np.zeros((self.num_envs, self.num_players), dtype=np.float64), every)
+        self._add_state(info, ~every, ~every)
         return self.games.observation.copy(), info
 
-    def _add_state(self, info: dict[str, Any]) -> None:
-        every = np.ones(self.num_envs, dtype=bool)
-        _masked(info, "current_player", self.games.current_player.copy(), every)
+    def _add_state(self, info: dict[str, Any], hand: np.ndarray, terminated: np.ndarray) -> None:
+        """The player to act and his mask, and the step's hand results where ``hand`` (a hand ended)."""
+        every, games = np.ones(self.num_envs, dtype=bool), self.games
+        _masked(info, "current_player", games.current_player.copy(), every)
+        res = games.results
+        scores = np.where(hand[:, None], res.scores, games.games.scores)  # a finished game's, not its next deal's
+        _hand_fields(info, res, hand, scores, terminated if games.episode == "match" else None, every)
         _masked(info, "action_mask", self.action_masks(), every)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -187,7 +216,7 @@ class SelfPlayVectorEnv(_BatchedVectorEnv):
         info: dict[str, Any] = {}
         _masked(info, "player", player, every)
         _masked(info, "rewards", rewards.copy(), every)
-        self._add_state(info)
+        self._add_state(info, self.games.results.hand_over.copy(), terminated)
         ended = terminated | truncated
         if ended.any():
             _masked(info, "final_obs", self.games.final_observation.copy(), ended)
@@ -201,10 +230,7 @@ class SelfPlayVectorEnv(_BatchedVectorEnv):
 
 __all__ = ["LEARNER_ID", "LearnerVectorEnv", "SELF_PLAY_ID", "SelfPlayVectorEnv"]
 
-#: Gymnasium ids registered when this module is imported (``gymnasium.make_vec(id, num_envs=..., ...)``).
-LEARNER_ID, SELF_PLAY_ID = "c8env/LearnerVector-v0", "c8env/SelfPlayVector-v0"
-if LEARNER_ID not in gymnasium.registry:
-    gymnasium.register(id=LEARNER_ID, entry_point="c8env.envs.single_agent:SingleAgentEnv",
-                       vector_entry_point="c8env.envs.vector_envs:LearnerVectorEnv")
-if SELF_PLAY_ID not in gymnasium.registry:
-    gymnasium.register(id=SELF_PLAY_ID, vector_entry_point="c8env.envs.vector_envs:SelfPlayVectorEnv")
+#: Gymnasium ids (``gymnasium.make_vec(id, num_envs=..., ...)``; :mod:`c8env.envs.registration`, which ``import c8env``
+#: runs). Their ``-v0`` are the same classes with ``max_steps`` 100,000 by default.
+LEARNER_ID, SELF_PLAY_ID = "c8env/LearnerVector-v1", "c8env/SelfPlayVector-v1"
+register_gymnasium()  # done already unless something took the import hook away; registers nothing twice

@@ -12,7 +12,7 @@ from c8env.actions import NUM_ACTIONS, action_text
 from c8env.cards import NUM_CARDS, RANKS, SUITS, card_text
 from c8env.deprecation import warn_moved
 from c8env.engine import ANY_SUIT, PHASE_NAMES, IllegalActionError, State, check_num_players
-from c8env.episode import check_episode_args
+from c8env.episode import DEFAULT_MAX_STEPS, check_episode_args
 from c8env.observation import OBS_SIZE
 from c8env.rules import RuleSet, load_rules
 from c8env.vector import kernels, rng
@@ -43,7 +43,7 @@ def check_seeds(seeds: Any, size: int) -> np.ndarray:
 
 
 def rule_table(rules: RuleSet, num_players: int, episode: str = "hand", reward: str = "win",
-               max_steps: int = 100_000, seed: int = 0) -> kernels.Table:
+               max_steps: int = DEFAULT_MAX_STEPS, seed: int = 0) -> kernels.Table:
     """The kernels' view of a rule set and episode settings."""
     State.new(num_players, rules, seed=0)  # the engine's own check that the deal fits the decks
     deal_size = rules.deal_size(num_players)

@@ -18,15 +18,17 @@ import numpy as np
 from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, NUM_ACTIONS, PASS, STOP
 from c8env.cards import NUM_CARDS, NUM_RANKS, RANK_MASKS, SUIT_MASKS
 from c8env.engine import ANY_SUIT
+from c8env.engine import END_REASONS as _END_REASON_NAMES
 from c8env.observation import OBS_LAYOUT, OBS_SIZE
 from c8env.rules import Effect
 from c8env.vector import rng
 from c8env.vector.jit import inline, jit
 
-# Phases and end reasons as plain ints (the kernels' state); Phase and END_REASONS name them.
+# Phases and end reasons as plain ints (the kernels' state); Phase and END_REASONS name them (the engine's codes:
+# c8env.engine.END_REASONS, with None for 0, as State.end_reason while a hand runs).
 PLAY, DECLARE, ANNOUNCE_PHASE, OVER = 0, 1, 2, 3
-END_REASONS = (None, "out", "blocked", "stop", "stock")
-_OUT, _BLOCKED, _STOP, _STOCK = 1, 2, 3, 4
+END_REASONS = (None, *_END_REASON_NAMES[1:])
+_OUT, _BLOCKED, _STOP, _STOCK = (_END_REASON_NAMES.index(name) for name in ("out", "blocked", "stop", "stock"))
 _SKIP, _REVERSE, _DRAW_EFFECT, _ANY_NEXT = int(Effect.SKIP), int(Effect.REVERSE), int(Effect.DRAW), \
     int(Effect.ANY_NEXT)
 MAX_CARDS = 2 * NUM_CARDS

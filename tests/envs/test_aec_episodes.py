@@ -16,6 +16,8 @@ import pytest
 
 import c8env
 from c8env import DRAW, PASS, STOP
+from c8env.engine import END_REASONS
+from c8env.episode import DEFAULT_MAX_STEPS, MAX_HAND_STEPS, V0_MAX_STEPS
 from tests.envs.aec_helpers import agent, assert_masks, c, collect_final_rewards, start
 
 # ----- rewards -------------------------------------------------------------------------------------------
@@ -74,7 +76,7 @@ def test_blocked_hand_tied_gives_everyone_zero(reward):
     assert state.hand_over and state.winner is None
     assert env.rewards == {"player_0": 0.0, "player_1": 0.0, "player_2": 0.0}
     assert all(env.terminations.values())
-    assert env.infos["player_0"]["hand_winner"] is None
+    assert env.infos["player_0"]["hand_winner"] == -1 and env.infos["player_0"]["end_reason"] == 2  # blocked
     assert collect_final_rewards(env) == {"player_0": 0.0, "player_1": 0.0, "player_2": 0.0}
 
 
@@ -164,13 +166,16 @@ def play_match(env, rng, reward):
             assert env.rewards == pytest.approx({agent(i): hand[i] for i in range(n)})
             for i in range(n):
                 expected[agent(i)] += hand[i]
-            assert env.infos[agent(0)]["hand_winner"] == probe.winner
-            assert env.infos[agent(0)]["scores"] == probe.scores
+            winner = env.infos[agent(0)]["hand_winner"]
+            assert winner == (-1 if probe.winner is None else probe.winner)
+            assert env.infos[agent(0)]["end_reason"] == END_REASONS.index(probe.end_reason)
+            assert env.infos[agent(0)]["scores"].tolist() == probe.scores
             assert state.hands_played == first + hands
             if probe.match_over:
                 assert all(env.terminations.values())
                 assert env.infos[agent(0)]["match_winner"] == probe.match_winner is not None
             else:
+                assert env.infos[agent(0)]["match_winner"] == -1
                 assert not any(env.terminations.values())
                 dealer = (dealer + 1) % n
                 assert state.dealer == dealer and not state.hand_over
@@ -273,8 +278,41 @@ def test_max_steps_counts_per_hand_in_a_match():
     assert received == {"player_0": 1.0, "player_1": -1.0}  # hand 1's rewards; the truncation adds 0
 
 
-def test_default_max_steps_is_100000():
-    assert c8env.raw_env().max_steps == 100_000
+def test_default_max_steps_is_the_tools_cap_in_v1_and_100000_in_v0():
+    from c8env import crazy_eights_v0, crazy_eights_v1
+
+    assert c8env.raw_env().max_steps == MAX_HAND_STEPS == DEFAULT_MAX_STEPS == 10_000
+    assert crazy_eights_v1.raw_env().max_steps == crazy_eights_v1.env().unwrapped.max_steps == 10_000
+    assert crazy_eights_v0.raw_env().max_steps == crazy_eights_v0.env().unwrapped.max_steps == V0_MAX_STEPS == 100_000
+    assert crazy_eights_v0.raw_env(max_steps=7).max_steps == 7 and c8env.raw_env(max_steps=7).max_steps == 7
+    assert isinstance(crazy_eights_v0.raw_env(), c8env.raw_env)
+
+
+def always_draw(mask: np.ndarray) -> int:
+    """The policy that stalls a hand: draw whenever allowed, else pass, else the first legal action."""
+    legal = np.flatnonzero(mask)
+    return DRAW if mask[DRAW] else PASS if mask[PASS] else int(legal[0])
+
+
+@pytest.mark.parametrize("episode", ["hand", "match"])
+def test_always_drawing_players_are_truncated_at_the_default_cap(episode):
+    """A hand that nobody ends is cut off after MAX_HAND_STEPS moves: truncation (not termination), reward 0,
+    the steady info keys all along."""
+    env = c8env.env(num_players=2, episode=episode)
+    env.reset(seed=0)
+    keys = set(env.infos["player_0"])
+    steps = 0
+    for _ in env.agent_iter():
+        obs, reward, termination, truncation, info = env.last()
+        assert set(info) == keys and reward == 0.0
+        if termination or truncation:
+            assert truncation and not termination
+            env.step(None)
+            continue
+        env.step(always_draw(obs["action_mask"]))
+        steps += 1
+    assert steps == MAX_HAND_STEPS and not env.unwrapped.game.hand_over
+    assert keys == {"hand_winner", "end_reason", "scores"} | ({"match_winner"} if episode == "match" else set())
 
 
 FULL_STATE = {

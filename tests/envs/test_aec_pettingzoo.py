@@ -77,7 +77,7 @@ def test_rules_as_preset_path_dict_or_ruleset(tmp_path):
 
 def test_metadata():
     for env in (c8env.env(), c8env.raw_env()):
-        assert env.metadata["name"] == "crazy_eights_v0"
+        assert env.metadata["name"] == "crazy_eights_v1"
         assert env.metadata["is_parallelizable"] is False
         assert set(env.metadata["render_modes"]) == {"ansi", "human"}
 
@@ -258,7 +258,7 @@ def _trace(env, seed):
     for agent in env.agent_iter():
         obs, reward, termination, truncation, info = env.last()
         out.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes(), reward, termination,
-                    truncation, sorted(info.items())))
+                    truncation, repr(sorted(info.items()))))
         env.step(None if termination or truncation else env.action_space(agent).sample(obs["action_mask"]))
     return out
 

@@ -16,18 +16,21 @@ from c8env.envs.single_agent import SingleAgentEnv
 from c8env.envs.vector_envs import LEARNER_ID, SELF_PLAY_ID, LearnerVectorEnv, SelfPlayVectorEnv
 from c8env.observation import encode_observation
 
-KEYS = ("learner_seat", "hand_winner", "end_reason", "scores", "match_winner", "skipped_deals")
+#: SingleAgentEnv's info keys (``illegal_action="raise"``): LearnerVectorEnv gives them all at every step.
+KEYS = {"learner_seat", "skipped_deals", "hand_winner", "end_reason", "scores", "action_mask"}
 
 
 def entry(info: dict[str, Any], b: int) -> dict[str, Any]:
-    """Game ``b``'s entries of a vector info (None and -1 both read as -1; lists as tuples)."""
+    """Game ``b``'s entries of a vector info (arrays as lists), but the final observation and info."""
     out = {}
-    for key in KEYS:
-        if key in info and info["_" + key][b]:
-            value = info[key][b]
-            value = -1 if value is None else value
-            out[key] = tuple(int(v) for v in value) if isinstance(value, (list, np.ndarray)) else value
+    for key, value in info.items():
+        if not key.startswith("_") and key not in ("final_obs", "final_info") and info["_" + key][b]:
+            out[key] = value[b].tolist() if isinstance(value[b], np.ndarray) else value[b]
     return out
+
+
+def keys(info: dict[str, Any]) -> set[str]:
+    return {k for k in info if not k.startswith("_") and k not in ("final_obs", "final_info")}
 
 
 def sync_envs(num_envs: int, **kwargs: Any) -> SyncVectorEnv:
@@ -49,6 +52,10 @@ def test_learner_env_plays_the_episodes_of_sync_single_agent_envs(num_players: i
     obs, info = batched.reset(seed=11)
     obs2, info2 = scalar.reset(seed=11)
     assert np.array_equal(obs, obs2) and np.array_equal(info["learner_seat"], info2["learner_seat"])
+    expected = KEYS | ({"match_winner"} if episode == "match" else set())
+    assert keys(info) == keys(info2) == expected
+    for b in range(5):
+        assert entry(info, b) == entry(info2, b)
     rng = np.random.default_rng(0)
     finished = 0
     for _ in range(400):
@@ -60,11 +67,13 @@ def test_learner_env_plays_the_episodes_of_sync_single_agent_envs(num_players: i
         assert np.array_equal(obs, obs2)
         assert np.array_equal(reward, reward2)
         assert np.array_equal(terminated, terminated2) and np.array_equal(truncated, truncated2)
+        assert keys(info) == keys(info2) == expected
         for b in range(5):
             assert entry(info, b) == entry(info2, b)
         ended = terminated | truncated
         if ended.any():
             assert np.array_equal(info["_final_obs"], ended) and np.array_equal(info2["_final_obs"], ended)
+            assert keys(info["final_info"]) == keys(info2["final_info"]) == expected
             for b in np.flatnonzero(ended):
                 assert np.array_equal(info["final_obs"][b], info2["final_obs"][b])
                 assert entry(info["final_info"], b) == entry(info2["final_info"], b)
@@ -115,6 +124,7 @@ def test_learner_rewards_masks_and_autoreset() -> None:
         assert not truncated.any()
         for b in np.flatnonzero(terminated):
             final = info["final_info"]
+            assert final["end_reason"][b] != 0
             winner = final["hand_winner"][b]
             expected = 0.0 if winner < 0 else 1.0 if winner == final["learner_seat"][b] else -0.5
             assert returns[b] == expected
@@ -174,7 +184,7 @@ def test_deals_that_end_before_the_learner_moves(episode: str) -> None:
     for b in range(30):
         assert entry(info, b) == entry(info2, b)
     if episode == "hand":
-        assert info["_skipped_deals"].any()
+        assert info["skipped_deals"].any()
     rewards = []
     for _ in range(20):
         actions = np.array([np.flatnonzero(m)[-1] for m in batched.action_masks()])

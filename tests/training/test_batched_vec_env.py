@@ -28,13 +28,22 @@ def config(**fields):
 
 
 def comparable(info: dict) -> dict:
-    """An info without what differs between backends by nature (wall-clock time, array identity)."""
-    out = {k: v for k, v in info.items() if k not in ("episode", "terminal_observation")}
+    """An info without what differs between backends by nature (wall-clock time, array identity): arrays as lists."""
+    out = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in info.items() if k != "episode"}
     if "episode" in info:
         out["episode"] = (info["episode"]["r"], info["episode"]["l"])
-    if "terminal_observation" in info:
-        out["terminal_observation"] = info["terminal_observation"].tolist()
     return out
+
+
+def steady(info: dict, match: bool) -> None:
+    """SingleAgentEnv's keys at every step, numbers or numeric arrays (no None, no text)."""
+    keys = {"learner_seat", "skipped_deals", "hand_winner", "end_reason", "scores", "action_mask"} | (
+        {"match_winner"} if match else set())
+    assert keys <= set(info), sorted(keys - set(info))
+    for key in keys:
+        value = info[key]
+        assert isinstance(value, (int, np.ndarray)) and not isinstance(value, bool), (key, value)
+        assert not isinstance(value, np.ndarray) or value.dtype.kind in "bi", (key, value.dtype)
 
 
 @pytest.mark.filterwarnings("ignore::c8env.agents.PolicyMismatchWarning")
@@ -49,7 +58,8 @@ def test_batched_backend_steps_like_the_per_env_backend(fields):
     for env in (batched, dummy):
         env.seed(3)
     assert np.array_equal(batched.reset(), dummy.reset())
-    assert batched.reset_infos == dummy.reset_infos
+    assert [comparable(i) for i in batched.reset_infos] == [comparable(i) for i in dummy.reset_infos]
+    match = fields.get("episode") == "match"
     rng = np.random.default_rng(0)
     kinds = set()
     for _ in range(300):
@@ -62,8 +72,11 @@ def test_batched_backend_steps_like_the_per_env_backend(fields):
         obs2, reward2, done2, infos2 = dummy.step_wait()
         assert np.array_equal(obs, obs2) and np.array_equal(reward, reward2) and np.array_equal(done, done2)
         assert [comparable(i) for i in infos] == [comparable(i) for i in infos2]
+        for info in infos:
+            steady(info, match)
         for b in np.flatnonzero(done):
-            assert batched.reset_infos[b] == dummy.reset_infos[b]
+            assert comparable(batched.reset_infos[b]) == comparable(dummy.reset_infos[b])
+            steady(batched.reset_infos[b], match)
             kinds.add(infos[b]["opponent_kind"])
             assert isinstance(infos[b]["learner_won"], bool)
             assert infos[b]["episode"]["t"] >= 0
@@ -86,7 +99,7 @@ def test_a_hand_cut_off_ends_with_cutoff_reward(vec_env):
             masks = get_action_masks(env)
             _, reward, done, infos = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
             cut += [(reward[b], infos[b]["TimeLimit.truncated"]) for b in np.flatnonzero(done)
-                    if infos[b].get("hand_winner") is None]
+                    if infos[b]["end_reason"] == 0]  # no hand ended: cut off
         seen[cutoff_reward] = cut
     assert seen[None] and all(truncated and r == 0.0 for r, truncated in seen[None])
     assert seen[-2.0] and all(not truncated and r == -2.0 for r, truncated in seen[-2.0])
