@@ -25,6 +25,7 @@ arrays, from which no other hand and no card of the stock can be reached.
 from __future__ import annotations
 
 import importlib
+import math
 import re
 import warnings
 from collections.abc import Callable, Mapping
@@ -43,8 +44,15 @@ from c8env.rules import RuleSet, load_rules
 
 POLICY_DIR = Path(__file__).parent / "policies"
 BUILTIN = ("random", "greedy", "expert")
-_OPTIONS = {"expert": {"simulations": int, "time_ms": float, "policy": str, "top": int, "prior": float,
-                       "rollouts": str}}
+#: The options of each built-in agent's spec: name -> (type, check, what the check allows).
+_OPTIONS: dict[str, dict[str, tuple[type, Callable[[Any], bool], str]]] = {"expert": {
+    "simulations": (int, lambda v: v >= 1, "an int >= 1"),
+    "time_ms": (float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
+    "policy": (str, lambda v: bool(v.strip()), "a shipped policy name or a .npz path"),
+    "top": (int, lambda v: v >= 1, "an int >= 1"),
+    "prior": (float, lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"),
+    "rollouts": (str, lambda v: v in ("greedy", "policy"), "'greedy' or 'policy'"),
+}}
 
 
 class Agent(Protocol):
@@ -119,7 +127,9 @@ def available() -> list[str]:
     return [*BUILTIN, *shipped_policies()]
 
 
-def _parse_options(name: str, text: str) -> dict[str, Any]:
+def parse_options(name: str, text: str) -> dict[str, Any]:
+    """The options of a spec ``name:text`` (``key=value`` items separated by commas), typed; a ``ValueError`` of
+    one line naming the key for an unknown, repeated, mistyped or out-of-range option."""
     allowed = _OPTIONS.get(name, {})
     options: dict[str, Any] = {}
     for item in filter(None, text.split(",")):
@@ -128,12 +138,19 @@ def _parse_options(name: str, text: str) -> dict[str, Any]:
         if not sep or key not in allowed:
             raise ValueError(
                 f"agent spec option {item!r} for {name!r} is invalid; allowed: "
-                + (", ".join(f"{k}=<{t.__name__}>" for k, t in allowed.items()) or "none")
+                + (", ".join(f"{k}=<{t.__name__}>" for k, (t, _, _) in allowed.items()) or "none")
             )
+        if key in options:
+            raise ValueError(f"agent spec option {key!r} for {name!r} is given twice ({name}:{text}); give it once")
+        kind, check, what = allowed[key]
         try:
-            options[key] = allowed[key](value)
+            options[key] = kind(value)
         except ValueError:
-            raise ValueError(f"agent spec option {key}={value!r} for {name!r} is not a {allowed[key].__name__}") from None
+            article = "an" if kind is int else "a"
+            raise ValueError(f"agent spec option {key}={value!r} for {name!r} is not {article} {kind.__name__}") from None
+        if not check(options[key]):
+            raise ValueError(f"agent spec option {key}={options[key]!r} is invalid for {name!r} (out of range); "
+                             f"allowed: {what}")
     return options
 
 
@@ -235,7 +252,7 @@ def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | Ru
     name, _, option_text = spec.partition(":")
     if name not in available() and _IMPORT_SPEC.match(spec):
         return _from_object(_imported(spec), f"agent spec {spec!r}", rules, num_players, seed)
-    options = _parse_options(name, option_text)
+    options = parse_options(name, option_text)
     if name == "random":
         return RandomAgent(seed)
     if name == "greedy":
@@ -255,4 +272,4 @@ def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | Ru
 
 __all__ = ["BATCH_MODES", "Agent", "BatchAgent", "ExpertAgent", "GreedyAgent", "PolicyAgent", "PolicyMismatchWarning",
            "RandomAgent", "agent_name", "available", "batch_mode", "is_own", "load", "observation_for",
-           "shipped_policies"]
+           "parse_options", "shipped_policies"]

@@ -1,6 +1,7 @@
 """The FastAPI application of ``c8env serve``: a JSON API and the static page.
 
-Endpoints (every error is a 4xx JSON ``{"error": "..."}`` naming the problem; the game is unchanged):
+Endpoints (every error is a 4xx JSON ``{"error": "..."}`` naming the problem; the game is unchanged; a bug of the
+server's own is a 500 JSON error without its traceback):
 
 =======  ==================================  =================================================================
 GET      /                                   the page (``static/index.html``)
@@ -20,6 +21,7 @@ POST     /api/replays                        a replay JSON -> its frames, every 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -39,6 +41,12 @@ from c8env.web.games import MAX_EXPERT_SIMULATIONS, MAX_EXPERT_TIME_MS, Game, Ga
 from c8env.web.seat_view import table_view
 
 STATIC = Path(__file__).parent / "static"
+#: Largest JSON body of the game endpoints (a new game, a move: well under 1 kB).
+MAX_BODY_BYTES = 64 << 10
+#: Deepest nesting of arrays and objects read in a JSON body (a replay needs 6).
+MAX_JSON_DEPTH = 32
+#: Most digits of an integer read in a JSON body (seeds have at most 19).
+MAX_INT_DIGITS = 40
 
 
 class NewGame(BaseModel):
@@ -64,7 +72,7 @@ class Move(BaseModel):
 async def _body(request: Request, limit: int) -> bytes:
     """The request body, refused (413) past ``limit`` bytes without reading it all."""
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise GameError(413, f"the request body has {int(declared):,} bytes; the limit is {limit:,}")
     chunks, size = [], 0
     async for chunk in request.stream():
@@ -73,6 +81,107 @@ async def _body(request: Request, limit: int) -> bytes:
             raise GameError(413, f"the request body is larger than the limit of {limit:,} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+class _Refused(ValueError):
+    """A JSON text that parses but that the server will not read (raised from the parser's hooks)."""
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Refused(f"the key {key[:40]!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"the number {text[:40]} is out of range (larger than a float can hold)")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise _Refused(f"a number has {digits:,} digits; at most {MAX_INT_DIGITS} are read")
+    return int(text)
+
+
+def _no_constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a JSON number")
+
+
+def _check_tree(data: Any) -> None:
+    """Refuse nesting deeper than ``MAX_JSON_DEPTH`` and strings that are not text (a lone UTF-16 surrogate, which
+    JSON's ``\\ud800`` escape or its decoder lets through, and which no answer could encode), without recursion."""
+    stack = [(data, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise ValueError(f"it is not UTF-8 text (a string holds the lone surrogate "
+                                 f"{item[err.start]!r}, which is not a character)") from None
+        elif isinstance(item, (dict, list)):
+            if level > MAX_JSON_DEPTH:
+                raise ValueError(f"arrays or objects are nested too deeply (the limit is {MAX_JSON_DEPTH} levels)")
+            if isinstance(item, dict):
+                stack.extend((key, level) for key in item)
+                stack.extend((child, level + 1) for child in item.values())
+            else:
+                stack.extend((child, level + 1) for child in item)
+
+
+def parse_json(raw: bytes) -> Any:
+    """Strict JSON: UTF-8 (or -16/-32) text; no duplicate keys, NaN, Infinity, numbers past a float's range,
+    integers of more than ``MAX_INT_DIGITS`` digits or lone surrogates; nested at most ``MAX_JSON_DEPTH`` deep.
+    Raises ``ValueError`` with one line naming the problem."""
+    try:
+        data = json.loads(raw, object_pairs_hook=_unique_object, parse_float=_finite_float, parse_int=_bounded_int,
+                          parse_constant=_no_constant)
+    except _Refused as err:
+        raise ValueError(str(err)) from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"it is not valid JSON ({err})") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"it is not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except RecursionError:
+        raise ValueError(f"arrays or objects are nested too deeply (the limit is {MAX_JSON_DEPTH} levels)") from None
+    _check_tree(data)
+    return data
+
+
+def _validation_text(err: ValidationError) -> str:
+    problems = []
+    for e in err.errors():
+        where = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
+        problems.append(f"{where}: {e.get('msg')}")
+    return "malformed request: " + "; ".join(problems)
+
+
+async def json_body(request: Request, model: type[BaseModel]) -> BaseModel:
+    """The request's JSON body as a ``model``; 415 for a body that says it is not JSON, 413 past
+    ``MAX_BODY_BYTES``, 422 naming the problem for anything else that is not a valid ``model``."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind and kind != "application/json" and not (kind.startswith("application/") and kind.endswith("+json")):
+        raise GameError(415, f"the body must be JSON (Content-Type: application/json), not {kind[:60]!r}")
+    raw = await _body(request, MAX_BODY_BYTES)
+    if not raw.strip():
+        raise GameError(422, "malformed request: the body is empty; send a JSON object")
+    try:
+        data = parse_json(raw)
+    except ValueError as err:
+        raise GameError(422, f"malformed request: the body is refused: {err}") from None
+    if not isinstance(data, dict):
+        raise GameError(422, f"malformed request: the body must be a JSON object, not {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise GameError(422, _validation_text(err)) from None
 
 
 def locked(game: Game, method: Callable[..., Any], *args: Any, response: bool = True) -> Any:
@@ -98,15 +207,18 @@ def create_app(manager: GameManager | None = None) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, err: RequestValidationError) -> JSONResponse:
-        problems = []
-        for e in err.errors():
-            where = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
-            problems.append(f"{where}: {e.get('msg')}")
-        return JSONResponse({"error": "malformed request: " + "; ".join(problems)}, status_code=422)
+        return JSONResponse({"error": _validation_text(err)}, status_code=422)  # type: ignore[arg-type]
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, err: StarletteHTTPException) -> JSONResponse:
-        return JSONResponse({"error": f"{err.detail} ({request.method} {request.url.path})"}, status_code=err.status_code)
+        return JSONResponse({"error": f"{err.detail} ({request.method} {request.url.path[:200]})"},
+                            status_code=err.status_code, headers=getattr(err, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def bug(request: Request, err: Exception) -> JSONResponse:
+        # the last resort, for the server's own bugs (bad input gets a 4xx above): no traceback, no error text
+        return JSONResponse({"error": f"internal server error ({request.method} {request.url.path[:200]}): the "
+                                      "server failed on this request; the game is as it was before it"}, status_code=500)
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
@@ -122,8 +234,9 @@ def create_app(manager: GameManager | None = None) -> FastAPI:
     # Moves run on the event loop (a move takes well under a millisecond) except an expert's search,
     # which runs in the thread pool; a request that finds its game busy with another is refused (409).
     @app.post("/api/games")
-    def new_game(body: NewGame) -> JSONResponse:
-        game = games.create(**body.model_dump())
+    async def new_game(request: Request) -> JSONResponse:
+        body = await json_body(request, NewGame)
+        game = await run_in_threadpool(games.create, **body.model_dump())  # loading a policy reads its file
         return locked(game, game.view)
 
     @app.get("/api/games/{game_id}")
@@ -132,8 +245,9 @@ def create_app(manager: GameManager | None = None) -> FastAPI:
         return locked(game, game.view)
 
     @app.post("/api/games/{game_id}/actions")
-    async def act(game_id: str, body: Move) -> JSONResponse:
+    async def act(game_id: str, request: Request) -> JSONResponse:
         game = games.get(game_id)
+        body = await json_body(request, Move)
         return locked(game, game.act, body.action, body.seat)
 
     @app.post("/api/games/{game_id}/advance")
@@ -168,12 +282,17 @@ def create_app(manager: GameManager | None = None) -> FastAPI:
     async def frames(request: Request) -> JSONResponse:
         raw = await _body(request, MAX_REPLAY_BYTES)
         try:
-            data = json.loads(raw)
-            frames = play_replay(data)
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise GameError(400, f"the replay is not JSON: {err}") from None
+            data = parse_json(raw)
         except ValueError as err:
-            raise GameError(400, str(err)) from None
+            raise GameError(400, f"the replay is not JSON that can be read: {err}") from None
+        rules = data.get("rules") if isinstance(data, dict) else None
+        if isinstance(rules, str) and rules not in preset_names():  # no rules files on the server's disk
+            raise GameError(400, f"replay: rules={rules[:60]!r} is not allowed on this server; allowed: a preset name "
+                                 f"({', '.join(preset_names())}) or a mapping of RuleSet fields")
+        try:
+            frames = await run_in_threadpool(play_replay, data)
+        except ValueError as err:
+            raise GameError(400, str(err)[:1000]) from None
         out = []
         for frame in frames:
             view = table_view(frame.state, None)
@@ -187,4 +306,4 @@ def create_app(manager: GameManager | None = None) -> FastAPI:
     return app
 
 
-__all__ = ["create_app"]
+__all__ = ["MAX_BODY_BYTES", "MAX_INT_DIGITS", "MAX_JSON_DEPTH", "create_app", "parse_json"]

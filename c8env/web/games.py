@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from c8env.actions import NUM_ACTIONS
-from c8env.agents import Agent, PolicyAgent, available, load, observation_for
+from c8env.agents import Agent, PolicyAgent, available, load, observation_for, parse_options, shipped_policies
 from c8env.engine import IllegalActionError, State
 from c8env.episode import MAX_HAND_STEPS
 from c8env.rules import preset_names
@@ -220,27 +220,35 @@ class GameManager:
 
     def agent(self, spec: Any, rules: str, num_players: int, seed: int) -> tuple[Agent, str]:
         """An agent from a spec the server allows: a name of ``available()``, ``expert:...`` within its
-        budget limits, or ``upload:ID`` of an uploaded policy (no paths on the server's disk)."""
+        budget limits (its ``policy`` a shipped one), or ``upload:ID`` of an uploaded policy (no paths on the
+        server's disk)."""
         if not isinstance(spec, str) or not spec:
-            raise GameError(400, f"agent spec {spec!r} is invalid; allowed: {', '.join(available())} or upload:ID")
+            raise GameError(400, f"agent spec {str(spec)[:60]!r} is invalid; allowed: {', '.join(available())} "
+                                 "or upload:ID")
         if spec.startswith(UPLOAD_PREFIX):
             upload = self.uploads.get(spec[len(UPLOAD_PREFIX):])
             if upload is None:
                 raise GameError(400, f"agent spec {spec[:60]!r}: no such uploaded policy (upload it first)")
             return PolicyAgent(upload[0]), f"{UPLOAD_PREFIX}{upload[1]}"
-        name, _, options = spec.partition(":")
+        name, _, option_text = spec.partition(":")
         if name not in available():
             raise GameError(400, f"agent spec {spec[:60]!r} is invalid; allowed: {', '.join(available())}, "
                                  "expert:simulations=N, expert:time_ms=T, or upload:ID")
         try:
+            options = parse_options(name, option_text)
+        except ValueError as err:
+            raise GameError(400, f"agent spec {spec[:100]!r}: {err}") from None
+        limits = {"simulations": MAX_EXPERT_SIMULATIONS, "time_ms": MAX_EXPERT_TIME_MS}
+        for key, limit in limits.items():
+            if key in options and not options[key] <= limit:
+                raise GameError(400, f"agent spec {spec[:100]!r}: {key} must be in 1..{limit:g} on this server")
+        if "policy" in options and options["policy"] not in shipped_policies():
+            raise GameError(400, f"agent spec {spec[:100]!r}: policy={options['policy'][:60]!r} is not allowed on this "
+                                 f"server; allowed: a shipped policy ({', '.join(shipped_policies())})")
+        try:
             agent = load(spec, rules=rules, num_players=num_players, seed=seed)
         except ValueError as err:
-            raise GameError(400, str(err)) from None
-        for item in filter(None, options.split(",")):
-            key, _, value = item.partition("=")
-            limit = {"simulations": MAX_EXPERT_SIMULATIONS, "time_ms": MAX_EXPERT_TIME_MS}[key.strip()]
-            if not 0 < float(value) <= limit:
-                raise GameError(400, f"agent spec {spec!r}: {key.strip()} must be in 1..{limit:g} on this server")
+            raise GameError(400, str(err)[:500]) from None
         return agent, spec
 
     def create(self, rules: Any = "standard", players: Any = 2, seat: Any = 0, episode: Any = "hand",
@@ -256,7 +264,7 @@ class GameManager:
             seed = secrets.randbelow(2**31)
         seed = _int_in(seed, "seed", 0, 2**63 - 1)
         if isinstance(agents, str) or not isinstance(agents, Sequence) or not 1 <= len(agents) <= players - 1:
-            raise GameError(400, f"agents={agents!r} is invalid; allowed: a list of 1 to {players - 1} specs "
+            raise GameError(400, f"agents={str(agents)[:200]} is invalid; allowed: a list of 1 to {players - 1} specs "
                                  "(one per other seat, clockwise from yours, repeated when shorter)")
         others = [(seat + k) % players for k in range(1, players)]
         specs, made, labels = {}, {}, {}
@@ -293,7 +301,9 @@ class GameManager:
             PolicyAgent(path)  # np.load(allow_pickle=False) and the format checks
         except ValueError as err:
             path.unlink(missing_ok=True)
-            raise GameError(400, f"{name!r} is not a c8env policy file: {str(err).split(' is not ')[-1][:300]}") from None
+            why = str(err).replace(repr(str(path)), "the file").replace(str(path), "the file")[:300]
+            raise GameError(400, f"{name!r}: {why}" if "not a c8env policy file" in why
+                            else f"{name!r} is not a c8env policy file: {why}") from None
         with self.lock:
             self.uploads[upload_id] = (path, name)
         return {"spec": UPLOAD_PREFIX + upload_id, "name": name}

@@ -390,3 +390,30 @@ def test_guided_expert_bad_options(spec, patterns):
         load(spec, num_players=2)
     for pattern in patterns:
         assert pattern in str(err.value)
+
+
+@pytest.mark.parametrize("spec, patterns", [
+    ("expert:simulations=5,simulations=7", ["option 'simulations'", "given twice", "give it once"]),
+    ("expert:time_ms=5, time_ms=5", ["option 'time_ms'", "given twice"]),
+    ("expert:policy=ppo-standard-2p,top=2,top=3", ["option 'top'", "given twice"]),
+    ("expert:simulations=-3", ["simulations=-3", "out of range", "an int >= 1"]),
+    ("expert:time_ms=-1", ["time_ms=-1.0", "out of range", "a finite number > 0"]),
+    ("expert:time_ms=0", ["time_ms=0.0", "a finite number > 0"]),
+    ("expert:time_ms=inf", ["time_ms=inf", "a finite number > 0"]),
+    ("expert:time_ms=nan", ["time_ms=nan", "a finite number > 0"]),
+    ("expert:policy=ppo-standard-2p,prior=inf", ["prior=inf", "a finite number >= 0"]),
+    ("expert:policy=ppo-standard-2p,top=0", ["top=0", "out of range", "an int >= 1"]),
+    ("expert:policy=", ["policy=''", "a shipped policy name or a .npz path"]),
+    ("expert:simulations=2.5", ["simulations='2.5'", "is not an int"]),
+    ("expert:time_ms=fast", ["time_ms='fast'", "is not a float"]),
+    ("expert:simulations", ["'simulations'", "simulations=<int>"]),
+    ("random:seed=1", ["'seed=1'", "'random'", "allowed: none"]),
+])
+def test_spec_options_refuse_what_they_cannot_mean(spec, patterns):
+    """Repeated, unknown, mistyped and out-of-range options: one line naming the key (none is silently kept)."""
+    with pytest.raises(ValueError) as info:
+        load(spec, num_players=2)
+    message = str(info.value)
+    assert "\n" not in message
+    for pattern in patterns:
+        assert pattern in message, message
