@@ -4,7 +4,8 @@
 - :mod:`c8env.web.games`: the games the server keeps (state, agents, log, replay), no web framework;
 - :mod:`c8env.web.app`: the FastAPI application (JSON API and the static page);
 - :mod:`c8env.web.serve`: the ``c8env serve`` command;
-- :mod:`c8env.web.loadtest`: many concurrent games against a local server, requests/s and latency.
+- :mod:`c8env.web.loadtest`: many concurrent games against a local server, requests/s and latency;
+- :mod:`c8env.web.soak`: games kept going against a local server for minutes: errors, latency, memory.
 
 Importing this package needs no FastAPI; only :mod:`c8env.web.app` does.
 """

@@ -6,6 +6,7 @@ server's own is a 500 JSON error without its traceback):
 =======  ==================================  =================================================================
 GET      /                                   the page (``static/index.html``)
 GET      /api/options                        presets, agent specs, player counts, limits
+GET      /api/status                         games held, games dropped as idle, uploads held (for soak tests)
 POST     /api/games                          new game ``{rules, players, seat, episode, agents, seed?}`` -> view
 GET      /api/games/{id}                     the human seat's view
 POST     /api/games/{id}/actions             ``{action, seat?}``: the human's move -> view
@@ -229,6 +230,10 @@ def create_app(manager: GameManager | None = None) -> FastAPI:
         return {"presets": preset_names(), "agents": available(), "players": [2, 7], "episodes": ["hand", "match"],
                 "max_expert_simulations": MAX_EXPERT_SIMULATIONS, "max_expert_time_ms": MAX_EXPERT_TIME_MS,
                 "max_upload_bytes": games.max_upload_bytes, "idle_seconds": games.idle_seconds}
+
+    @app.get("/api/status")
+    def status() -> dict[str, Any]:
+        return {"games": len(games.games), "dropped_idle": games.dropped, "uploads": len(games.uploads)}
 
     # The views are plain JSON data: returned as JSONResponse, past FastAPI's slower generic encoder.
     # Moves run on the event loop (a move takes well under a millisecond) except an expert's search,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -18,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -119,16 +121,20 @@ def _cpu_seconds(pid: int) -> float | None:
         return None
 
 
-def run_local(games: int = 200, players: int = 2, agent: str = "greedy", seed: int = 0, max_requests: int = 2000,
-              timeout: float = 300.0) -> dict[str, Any]:
-    """Start ``c8env serve`` on 127.0.0.1 (a free port, its own process), load it, stop it."""
+@contextlib.contextmanager
+def local_server(max_games: int = 1000, idle_timeout: float | None = None) -> Iterator[tuple[int, subprocess.Popen]]:
+    """``c8env serve`` on 127.0.0.1 (a free port, its own process), ready to answer: ``(port, process)``;
+    stopped on leaving."""
     import httpx
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "c8env.web.serve", "--host", "127.0.0.1", "--port", str(port),
-                               "--max-games", str(max(1000, games))], stdout=subprocess.DEVNULL)
+    command = [sys.executable, "-m", "c8env.web.serve", "--host", "127.0.0.1", "--port", str(port),
+               "--max-games", str(max_games)]
+    if idle_timeout is not None:
+        command += ["--idle-timeout", str(idle_timeout)]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -140,12 +146,7 @@ def run_local(games: int = 200, players: int = 2, agent: str = "greedy", seed: i
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise RuntimeError("the server did not start") from None
                 time.sleep(0.1)
-        cpu_before = _cpu_seconds(server.pid)
-        report = asyncio.run(run_load("127.0.0.1", port, games, players, agent, seed, max_requests, timeout))
-        cpu_after = _cpu_seconds(server.pid)
-        if cpu_before is not None and cpu_after is not None and report["requests"]:
-            report["server_cpu_ms_per_request"] = 1000 * (cpu_after - cpu_before) / report["requests"]
-        return report
+        yield port, server
     finally:
         server.terminate()
         try:
@@ -153,6 +154,18 @@ def run_local(games: int = 200, players: int = 2, agent: str = "greedy", seed: i
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+def run_local(games: int = 200, players: int = 2, agent: str = "greedy", seed: int = 0, max_requests: int = 2000,
+              timeout: float = 300.0) -> dict[str, Any]:
+    """Start ``c8env serve`` on 127.0.0.1 (a free port, its own process), load it, stop it."""
+    with local_server(max(1000, games)) as (port, server):
+        cpu_before = _cpu_seconds(server.pid)
+        report = asyncio.run(run_load("127.0.0.1", port, games, players, agent, seed, max_requests, timeout))
+        cpu_after = _cpu_seconds(server.pid)
+        if cpu_before is not None and cpu_after is not None and report["requests"]:
+            report["server_cpu_ms_per_request"] = 1000 * (cpu_after - cpu_before) / report["requests"]
+        return report
 
 
 def build_parser() -> argparse.ArgumentParser:

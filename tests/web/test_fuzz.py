@@ -195,11 +195,11 @@ def replay_mutations(draw, replay: dict[str, Any]) -> bytes:
     return text.encode()
 
 
-ENDPOINTS = ["/api/options", "/api/games", "/api/games/{id}", "/api/games/{id}/actions", "/api/games/{id}/advance",
+ENDPOINTS = ["/api/options", "/api/status", "/api/games", "/api/games/{id}", "/api/games/{id}/actions", "/api/games/{id}/advance",
              "/api/games/{id}/next_hand", "/api/games/{id}/replay", "/api/policies", "/api/replays", "/",
              "/static/{junk}", "/api/{junk}", "/api/games/{id}/{junk}"]
 #: The routes and their methods (HEAD follows GET); any other method gets 405.
-ROUTES = {"/api/options": {"GET"}, "/api/games": {"POST"}, "/api/games/{id}": {"GET", "DELETE"},
+ROUTES = {"/api/options": {"GET"}, "/api/status": {"GET"}, "/api/games": {"POST"}, "/api/games/{id}": {"GET", "DELETE"},
           "/api/games/{id}/actions": {"POST"}, "/api/games/{id}/advance": {"POST"}, "/api/games/{id}/next_hand": {"POST"},
           "/api/games/{id}/replay": {"GET"}, "/api/policies": {"POST"}, "/api/replays": {"POST"}, "/": {"GET"}}
 #: Endpoints that read their body as JSON, and what a body built to have each problem must be told.
