@@ -1,6 +1,6 @@
 """The env ids c8env registers with Gymnasium and PettingZoo, and the functions that register them.
 
-``import c8env`` arranges for them to be called (:func:`c8env._registration_hook`): at once for a
+``import c8env`` arranges for them to be called (``c8env._install_registration``): at once for a
 library already imported, else the moment it is imported; so after a plain ``import c8env``,
 ``gymnasium.make("c8env/SingleAgent-v1")``, ``gymnasium.make_vec("c8env/LearnerVector-v1")`` and
 ``pettingzoo.make("aec", "c8env/crazy_eights-v1")`` work, and ``gymnasium.make("c8env:c8env/SingleAgent-v1")``

@@ -1,4 +1,5 @@
-"""``crazy_eights_v0`` as an RLlib ``MultiAgentEnv``: turn-based, one observation per step for the player to move.
+"""``crazy_eights_v1`` (:func:`c8env.raw_env`) as an RLlib ``MultiAgentEnv``: turn-based, one observation per step for
+the player to move.
 
 The observation of each agent is the AEC env's own dict (``observation``: float32 245,
 ``action_mask``: int8 60), so RLlib's modules and c8env's agents read the same thing.
@@ -17,12 +18,12 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from c8env.envs.crazy_eights import raw_env
 
-#: The name the env is registered under (``ray.tune.registry.register_env``).
+#: The name the env is registered under (``ray.tune.registry.register_env``; unchanged since v0).
 ENV_NAME = "c8env_crazy_eights_v0"
 
 
 class CrazyEightsMultiAgentEnv(MultiAgentEnv):
-    """``crazy_eights_v0.raw_env(**env_config)`` for RLlib (keys as :class:`c8env.envs.crazy_eights.raw_env`'s arguments)."""
+    """``crazy_eights_v1.raw_env(**env_config)`` for RLlib (keys as :class:`c8env.envs.crazy_eights.raw_env`'s arguments)."""
 
     def __init__(self, env_config: dict[str, Any] | None = None) -> None:
         super().__init__()
