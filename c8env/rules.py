@@ -44,7 +44,21 @@ class Effect(IntEnum):
 
 
 _EFFECT_NAMES = {"skip": Effect.SKIP, "reverse": Effect.REVERSE, "any_next": Effect.ANY_NEXT}
-_EFFECT_HELP = "'skip', 'reverse', 'any_next' or {draw: N} with N >= 1"
+#: The most cards there are (two decks): no hand, draw or penalty can mean more.
+MAX_CARDS = 2 * NUM_CARDS
+#: Upper bounds of the numeric fields (beyond them a value means nothing a game can reach, and would overflow
+#: the batched engine's int64 arrays): field -> (bound, why).
+LIMITS = {
+    "hand_size": (MAX_CARDS // 2 - 1, "two decks deal no more to each of 2 players"),
+    "max_draws_per_turn": (MAX_CARDS, "every card of two decks"),
+    "card_points": (10_000, "points of one card"),
+    "match_target": (1_000_000, "a match's target score"),
+    "match_hands": (10_000, "hands of one match"),
+    "last_card_penalty": (MAX_CARDS, "every card of two decks"),
+    "stop_threshold": (1_000_000, "a hand's points"),
+    "draw": (MAX_CARDS, "every card of two decks"),
+}
+_EFFECT_HELP = f"'skip', 'reverse', 'any_next' or {{draw: N}} with N >= 1 (at most {MAX_CARDS})"
 
 
 def preset_names() -> list[str]:
@@ -62,7 +76,14 @@ RULES_DOC = "docs/rules.md"
 
 def _require(ok: bool, name: str, value: Any, allowed: str) -> None:
     if not ok:
-        raise ValueError(f"RuleSet field {name!r} = {value!r} is invalid; allowed: {allowed} (see {RULES_DOC})")
+        raise ValueError(f"RuleSet field {name!r} = {value!r:.80} is invalid; allowed: {allowed} (see {RULES_DOC})")
+
+
+def _bounded(name: str, value: Any, shown: Any = None) -> None:
+    """An int field's upper bound (:data:`LIMITS`); its lower bound and type are checked before."""
+    bound, why = LIMITS[name]
+    if _is_int(value) and value > bound:
+        _require(False, name, value if shown is None else shown, f"at most {bound:,} ({why})")
 
 
 def _rank_key(name: str, key: Any) -> str:
@@ -95,7 +116,8 @@ def _effect_value(key: str, value: Any) -> str | Mapping[str, int]:
     """Canonical effect value: an effect name, or a read-only ``{"draw": N}``."""
     if isinstance(value, str) and value in _EFFECT_NAMES:
         return value
-    if isinstance(value, Mapping) and set(value) == {"draw"} and _is_int(value["draw"]) and value["draw"] >= 1:
+    if (isinstance(value, Mapping) and set(value) == {"draw"} and _is_int(value["draw"])
+            and 1 <= value["draw"] <= LIMITS["draw"][0]):
         return MappingProxyType({"draw": value["draw"]})
     raise ValueError(f"RuleSet field 'effects' has value {value!r} for {key!r}; allowed: {_EFFECT_HELP}")
 
@@ -152,6 +174,7 @@ class RuleSet:
                  "'auto', 1 or 2")
         _require(self.hand_size == "auto" or (_is_int(self.hand_size) and self.hand_size >= 1), "hand_size",
                  self.hand_size, "'auto' or an int >= 1")
+        _bounded("hand_size", self.hand_size)
         try:
             setattr_(self, "wild_rank", RANKS[parse_rank(self.wild_rank)])
         except ValueError:
@@ -161,6 +184,7 @@ class RuleSet:
         _require(isinstance(self.draw_when_able, bool), "draw_when_able", self.draw_when_able, "true or false")
         _require(self.max_draws_per_turn is None or (_is_int(self.max_draws_per_turn) and self.max_draws_per_turn >= 1),
                  "max_draws_per_turn", self.max_draws_per_turn, "null or an int >= 1")
+        _bounded("max_draws_per_turn", self.max_draws_per_turn)
         _require(self.stock_exhausted in ("reshuffle", "pass", "end"), "stock_exhausted", self.stock_exhausted,
                  "'reshuffle', 'pass' or 'end'")
         _require(self.scoring in ("winner_collects", "penalty"), "scoring", self.scoring,
@@ -175,12 +199,15 @@ class RuleSet:
                     f"RuleSet field 'card_points' names {rank!r} twice (as {key!r}); allowed: one entry per rank"
                 )
             _require(_is_int(value) and value >= 0, "card_points", {key: value}, "a map from rank char to int >= 0")
+            _bounded("card_points", value, {key: value})
             points[rank] = value
         setattr_(self, "card_points", MappingProxyType(points))
         _require(self.match_target == "auto" or (_is_int(self.match_target) and self.match_target >= 1),
                  "match_target", self.match_target, "'auto' or an int >= 1")
+        _bounded("match_target", self.match_target)
         _require(self.match_hands is None or (_is_int(self.match_hands) and self.match_hands >= 1), "match_hands",
                  self.match_hands, "null or an int >= 1")
+        _bounded("match_hands", self.match_hands)
         _require(isinstance(self.effects, Mapping), "effects", self.effects, f"a map from rank or card to {_EFFECT_HELP}")
         effects = {}
         for key, value in self.effects.items():
@@ -192,8 +219,10 @@ class RuleSet:
         _require(isinstance(self.last_card_call, bool), "last_card_call", self.last_card_call, "true or false")
         _require(_is_int(self.last_card_penalty) and self.last_card_penalty >= 1, "last_card_penalty",
                  self.last_card_penalty, "an int >= 1")
+        _bounded("last_card_penalty", self.last_card_penalty)
         _require(self.stop_threshold is None or (_is_int(self.stop_threshold) and self.stop_threshold >= 0),
                  "stop_threshold", self.stop_threshold, "null or an int >= 0")
+        _bounded("stop_threshold", self.stop_threshold)
         _require(isinstance(self.countdown, bool), "countdown", self.countdown, "true or false")
         if not self.countdown:
             for key in effects:
@@ -342,6 +371,38 @@ class RuleSet:
             raise ValueError(f"rules file {str(path)!r}: {err}") from None
 
 
+class DuplicateKeyError(yaml.constructor.ConstructorError):
+    """A YAML mapping names a key twice (YAML wants keys unique; PyYAML would silently keep the last)."""
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that names a key twice (:class:`DuplicateKeyError`); keys
+    merged in with ``<<`` may still be overridden."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    hash(key)
+                except TypeError:  # an unhashable key: the base class says so
+                    continue
+                if key in seen:
+                    raise DuplicateKeyError("while constructing a mapping", node.start_mark,
+                                            f"the key {key!r} appears twice (first on line {seen[key] + 1})",
+                                            key_node.start_mark)
+                seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep)
+
+
+def safe_load_unique(text: str) -> Any:
+    """``yaml.safe_load`` that refuses duplicate keys (:class:`UniqueKeyLoader`)."""
+    return yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader
+
+
 def yaml_problem(err: yaml.YAMLError) -> str:
     """One line saying what is wrong in a YAML text and where (line and column, 1-based)."""
     mark = getattr(err, "problem_mark", None)
@@ -353,7 +414,7 @@ def yaml_problem(err: yaml.YAMLError) -> str:
 def read_yaml(path: Path, what: str) -> Any:
     """A YAML file's data; a ``ValueError`` of one line naming the file and the problem if it cannot be read."""
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return safe_load_unique(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
         raise ValueError(f"{what} {str(path)!r} is not valid YAML ({yaml_problem(err)})") from None
     except (OSError, UnicodeDecodeError) as err:
@@ -373,7 +434,7 @@ def _preset_fields(name: Any) -> dict[str, Any]:
     names = preset_names()
     if not isinstance(name, str) or name not in names:
         raise ValueError(f"unknown rules preset {name!r}; allowed: {', '.join(names)} (see {RULES_DOC})")
-    data = yaml.safe_load((PRESETS_DIR / f"{name}.yaml").read_text()) or {}
+    data = safe_load_unique((PRESETS_DIR / f"{name}.yaml").read_text()) or {}
     if "preset" in data:
         raise ValueError(f"preset file {name}.yaml may not itself name a preset")
     return data

@@ -22,7 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from c8env.engine import MAX_PLAYERS, MIN_PLAYERS
-from c8env.rules import load_rules, yaml_problem
+from c8env.rules import DuplicateKeyError, UniqueKeyLoader, load_rules, yaml_problem
 
 #: Opponent kinds of the self-play pool (keys of ``opponent_weights``).
 POOL_KINDS = ("random", "greedy", "expert", "self")
@@ -276,8 +276,9 @@ def error_text(err: ValidationError, model: type[BaseModel] = TrainConfig) -> st
 
 
 # ----- loading ------------------------------------------------------------------------------------
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader reading ``1e-3`` as a float, as YAML 1.2 does (YAML 1.1 wants ``1.0e-3``)."""
+class _Loader(UniqueKeyLoader):
+    """PyYAML's safe loader reading ``1e-3`` as a float, as YAML 1.2 does (YAML 1.1 wants ``1.0e-3``), and
+    refusing a mapping that names a key twice."""
 
 
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float",
@@ -300,6 +301,8 @@ def parse_overrides(items: list[str]) -> list[tuple[str, Any]]:
             raise ValueError(f"override {item!r} is invalid; write key=value, e.g. total_steps=20000")
         try:
             value = read_yaml(text) if text.strip() else ""
+        except DuplicateKeyError as err:
+            raise ValueError(f"override {item!r} is invalid: {err.problem}") from None
         except yaml.YAMLError:
             value = text
         quoted = text.strip()[:1] in ('"', "'")
@@ -309,9 +312,17 @@ def parse_overrides(items: list[str]) -> list[tuple[str, Any]]:
 
 def apply_overrides(data: dict[str, Any], overrides: list[tuple[str, Any]],
                     model: type[BaseModel] = TrainConfig) -> dict[str, Any]:
-    """A copy of ``data`` with the overrides set; dotted keys set one entry of a dict field."""
+    """A copy of ``data`` with the overrides set; dotted keys set one entry of a dict field. A key set twice
+    (``total_steps=1 total_steps=2``, also through a shortcut flag such as ``--total-steps``), or a dict field set
+    both whole and by entry, is refused: which one was meant cannot be told."""
     data = dict(data)
     fields = model.model_fields
+    given: list[str] = []
+    for key, _ in overrides:
+        clash = next((k for k in given if key in (k, k.partition(".")[0]) or k == key.partition(".")[0]), None)
+        if clash is not None:
+            raise ValueError(f"config key {key!r} is set twice (as {clash!r} before); set each key once")
+        given.append(key)
     for key, value in overrides:
         top, dot, entry = key.partition(".")
         if top not in fields:
