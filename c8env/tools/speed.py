@@ -164,7 +164,7 @@ def _env_makers() -> dict[str, Callable[[], object] | None]:
     import c8env
 
     makers: dict[str, Callable[[], object] | None] = {
-        "c8env crazy_eights_v0": lambda: c8env.env(num_players=2),
+        "c8env crazy_eights_v1": lambda: c8env.env(num_players=2),
         "no-op env, PettingZoo wrappers": _noop_env,
     }
     try:
@@ -189,7 +189,7 @@ def bench_env(steps: int) -> None:
     rates: dict[str, float | None] = {}
     for name, make in _env_makers().items():
         rates[name] = None if make is None else statistics.median(aec_steps(make, steps, run) for run in range(RUNS))
-    ours = rates["c8env crazy_eights_v0"]
+    ours = rates["c8env crazy_eights_v1"]
     print(f"{'env':<32} | {'steps/s':>10} | c8env is")
     for name, rate in rates.items():
         if rate is None:

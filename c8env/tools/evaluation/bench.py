@@ -23,7 +23,7 @@ _REPO_BENCH = Path(__file__).parents[3] / "configs" / "bench"
 RESULTS_FORMAT = "c8env-bench-results"
 RESULTS_VERSION = 1
 #: The env whose rules and observations the benchmark plays (its hands are those of ``c8env.env``).
-ENV_ID = "c8env/crazy_eights-v0"
+ENV_ID = "c8env/crazy_eights-v1"
 _ENTRY_KEYS = {"rules", "players", "deals"}
 
 
