@@ -199,6 +199,10 @@ def load_replay_file(path: str | Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ValueError(f"replay file {str(path)!r} is not JSON: {err}") from None
+    except RecursionError:
+        raise ValueError(f"replay file {str(path)!r}: arrays or objects nested too deeply to be a replay") from None
+    except ValueError as err:  # an integer past Python's digit limit
+        raise ValueError(f"replay file {str(path)!r} cannot be read: {str(err)[:120]}") from None
     return check_replay(data)
 
 

@@ -12,7 +12,7 @@ import pytest
 from c8env.actions import DRAW
 from c8env.engine import State
 from c8env.tools.cli import COMMANDS
-from c8env.tools.replay import build_parser, build_replay, event_for, main, play_replay, view_replay
+from c8env.tools.replay import build_parser, build_replay, event_for, load_replay_file, main, play_replay, view_replay
 from c8env.web import serve
 
 
@@ -137,3 +137,16 @@ def test_load_test_plays_concurrent_games_and_reports() -> None:
     assert report["failed_games"] == 0 and report["errors"] == 0, report
     assert report["finished"] == 6 and report["requests"] > 6 * 4
     assert report["requests_per_s"] > 0 and report["p99_ms"] >= report["p50_ms"] > 0
+
+
+@pytest.mark.parametrize("text, words", [
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),  # was a RecursionError traceback
+    ('{"seed": ' + "9" * 5000 + "}", "cannot be read"),  # was Python's int-digits ValueError, unnamed
+    ("{", "is not JSON"),
+])
+def test_a_damaged_replay_file_is_refused_in_one_line(tmp_path: Path, text: str, words: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(ValueError) as info:
+        load_replay_file(path)
+    assert words in str(info.value) and "bad.json" in str(info.value) and "\n" not in str(info.value)
