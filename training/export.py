@@ -23,7 +23,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from c8env.agents.policy import save_policy
 from c8env.rules import load_rules
 from c8env.tools.argcheck import Parser, check_rules_arg, int_between, new_file
 from c8env.tools.onnx_export import export_onnx
@@ -37,16 +36,9 @@ def export_policy(model: Any, path: str | Path, num_players: int, rules: Any, de
         meta = {"format": "c8env-onnx-policy", "num_players": num_players, "rules": load_rules(rules).to_dict(),
                 "description": description}
         return export_onnx(model, path, meta)
-    from training.model import policy_layers
+    from c8env.tools.maskable_ppo import save_npz
 
-    policy = getattr(model, "policy", model)
-    layers, activation = policy_layers(policy)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    save_policy(tmp, layers, activation, num_players, load_rules(rules).to_dict(), description)
-    tmp.replace(path)  # atomic: env workers never read a half-written snapshot
-    return path
+    return save_npz(model, path, num_players, rules, description)  # atomic: env workers never read half a snapshot
 
 
 def latest_checkpoint(run_dir: str | Path) -> Path | None:

@@ -3,45 +3,19 @@
 The policy is ``logits = action_net(policy_net(obs * OBS_SCALE))`` where ``policy_net``
 is a stack of ``Linear`` + activation layers; :func:`policy_layers` turns it into the
 ``(weight, bias)`` list of the NumPy policy file, folding ``OBS_SCALE`` into the first
-layer's weights (``W @ (x * s) == (W * s) @ x``).
+layer's weights (``W @ (x * s) == (W * s) @ x``). The features extractor and the export live in
+:mod:`c8env.tools.maskable_ppo` (in the package: ``c8env exploit`` trains the same model) and are
+imported here under their old names.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
-import numpy as np
-import torch
 from sb3_contrib import MaskablePPO
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from c8env.observation import OBS_LAYOUT, OBS_SIZE
+from c8env.tools.maskable_ppo import ACTIVATIONS, ScaledObservation, obs_scale, policy_layers
 from training.config import TrainConfig
-
-#: Divisors of the raw observation counts that can exceed a few units.
-_SCALE_BY_PART = {"opponent_hand_sizes": 10.0, "stock_size": 20.0, "pending_draw": 5.0, "draws_this_turn": 5.0,
-                  "scores": 100.0, "countdown": 8.0}
-ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
-
-
-def obs_scale() -> np.ndarray:
-    """The fixed per-feature factor applied to the observation vector (1 for counts of 0-2 and one-hots)."""
-    scale = np.ones(OBS_SIZE, dtype=np.float32)
-    for part, divisor in _SCALE_BY_PART.items():
-        scale[OBS_LAYOUT[part]] = 1.0 / divisor
-    return scale
-
-
-class ScaledObservation(BaseFeaturesExtractor):
-    """Features = the observation times :func:`obs_scale` (no learned parameters)."""
-
-    def __init__(self, observation_space: gymnasium.spaces.Box) -> None:
-        super().__init__(observation_space, features_dim=int(np.prod(observation_space.shape)))
-        self.register_buffer("scale", torch.as_tensor(obs_scale()))
-
-    def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        return observations.flatten(1) * self.scale
 
 
 def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
@@ -84,31 +58,6 @@ def build_model(config: TrainConfig, env: Any, logger: Any = None) -> MaskablePP
     if logger is not None:
         model.set_logger(logger)
     return model
-
-
-def policy_layers(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
-    """The ``(weight (out, in), bias)`` layers and activation name of a MaskableActorCriticPolicy's actor."""
-    extractor = policy.pi_features_extractor
-    if not isinstance(extractor, ScaledObservation) and type(extractor).__name__ != "FlattenExtractor":
-        raise ValueError(f"cannot export a policy with features extractor {type(extractor).__name__}")
-    linears, activation = [], None
-    for module in policy.mlp_extractor.policy_net:
-        if isinstance(module, torch.nn.Linear):
-            linears.append(module)
-            continue
-        name = next((key for key, cls in ACTIVATIONS.items() if isinstance(module, cls)), None)
-        if name is None:
-            raise ValueError(f"cannot export policy layer {module!r}; allowed: Linear, Tanh, ReLU")
-        if activation not in (None, name):
-            raise ValueError("cannot export a policy mixing activations")
-        activation = name
-    linears.append(policy.action_net)
-    layers = [(m.weight.detach().cpu().numpy().astype(np.float32).copy(),
-               m.bias.detach().cpu().numpy().astype(np.float32).copy()) for m in linears]
-    if isinstance(extractor, ScaledObservation):
-        weight, bias = layers[0]
-        layers[0] = (weight * extractor.scale.cpu().numpy()[None, :], bias)
-    return layers, activation or "tanh"
 
 
 __all__ = ["ACTIVATIONS", "LinearDecay", "ScaledObservation", "build_model", "obs_scale", "policy_kwargs",

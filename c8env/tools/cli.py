@@ -8,6 +8,7 @@ import sys
 COMMANDS = {
     "eval": ("c8env.tools.evaluation.cli", "evaluate agents: duplicate deals, win rates with 95% intervals, leagues, benchmarks"),
     "leaderboard": ("c8env.tools.evaluation.leaderboard", "rank benchmark results files: Markdown, CSV and a PNG"),
+    "exploit": ("c8env.tools.exploit", "train a best response to a frozen agent: how far it can be beaten (train extra)"),
     "play": ("c8env.tools.play", "play against agents in the terminal"),
     "demo": ("c8env.tools.demo", "play and print one seeded hand"),
     "speed": ("c8env.tools.speed", "speed benchmarks of the engine, the env and the expert"),

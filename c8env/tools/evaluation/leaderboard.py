@@ -5,13 +5,17 @@ Each file is one agent's scores on a benchmark protocol, written by ``c8env eval
 another results format, of different protocols, or of an older version of a protocol c8env ships
 are refused with a message saying which. The score of an agent is the mean over the protocol's
 cells of win rate / fair share (1.00: as good as an even share).
+
+Exploit results files (``c8env exploit AGENT --out DIR``, format
+:data:`~c8env.tools.exploit.EXPLOIT_FORMAT`) may be given among the files: each adds its agent's
+*exploited* figure (the win rate of a best response trained against it, with its interval) as a
+column, blank for agents without one; the score and the ranking do not change.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +23,8 @@ import numpy as np
 
 from c8env.tools.argcheck import Parser, writable_dir
 from c8env.tools.evaluation.bench import RESULTS_FORMAT, RESULTS_VERSION, bench_config, protocol_identity
+from c8env.tools.evaluation.reports import replace_block
+from c8env.tools.exploit import EXPLOIT_FORMAT, check_exploit_results, check_exploit_set
 
 #: Where ``--update FILE`` writes the Markdown table: between these two lines of FILE.
 START, END = "<!-- leaderboard:start -->", "<!-- leaderboard:end -->"
@@ -30,24 +36,34 @@ def _describe(protocol: dict[str, Any]) -> str:
 
 
 def load_results(paths: list[Path]) -> list[dict[str, Any]]:
-    """Read results files (folders: every ``*.json`` in them) and check they can be ranked together."""
+    """Read results files (folders: every ``*.json`` in them) and check they can be ranked together. Exploit
+    results files among them are checked (one setting, one per agent, each of an agent with benchmark
+    results) and attached to their agent's results as ``"exploit"``."""
     files = [p for path in paths for p in (sorted(path.glob("*.json")) if path.is_dir() else [path])]
     if not files:
         raise ValueError("no results files given (folders given hold no .json file)")
-    results = []
+    results: list[dict[str, Any]] = []
+    exploits: list[dict[str, Any]] = []
     for path in files:
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as err:
             raise ValueError(f"{path}: not a readable JSON file ({err})") from None
+        if isinstance(data, dict) and data.get("format") == EXPLOIT_FORMAT:
+            exploits.append(check_exploit_results(data, path))
+            continue
         if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
-            raise ValueError(f"{path}: not a c8env benchmark results file (no \"format\": {RESULTS_FORMAT!r}); "
-                             "write one with `c8env eval --bench NAME --agent X --out DIR`")
+            raise ValueError(f"{path}: not a c8env benchmark results file (no \"format\": {RESULTS_FORMAT!r}) nor "
+                             f"an exploit results file ({EXPLOIT_FORMAT!r}); write one with `c8env eval --bench "
+                             "NAME --agent X --out DIR` or `c8env exploit AGENT --out DIR`")
         if data.get("format_version") != RESULTS_VERSION:
             raise ValueError(f"{path}: results format version {data.get('format_version')!r}; this c8env reads "
                              f"version {RESULTS_VERSION}")
         data["path"] = str(path)
         results.append(data)
+    if not results:
+        raise ValueError("no benchmark results files given (only exploit results files); the exploited column "
+                         "goes beside the benchmark's: give those too")
     first = results[0]
     for data in results[1:]:
         if data["protocol"] != first["protocol"]:
@@ -70,6 +86,14 @@ def load_results(paths: list[Path]) -> list[dict[str, Any]]:
     for data in results[1:]:
         if [tuple(c[k] for k in _CELL) for c in data["cells"]] != cells:
             raise ValueError(f"{data['path']}: its cells differ from {first['path']}'s although the protocol is the same")
+    if exploits:
+        check_exploit_set(exploits)
+        by_agent = {data["agent"]: data for data in results}
+        for exploit in exploits:
+            if exploit["agent"] not in by_agent:
+                raise ValueError(f"{exploit['path']}: exploit results of agent {exploit['agent']!r}, which has no "
+                                 f"benchmark results file; allowed: {', '.join(sorted(by_agent))}")
+            by_agent[exploit["agent"]]["exploit"] = exploit
     return results
 
 
@@ -80,9 +104,25 @@ def ranked(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         cells = data["cells"]
         score = float(np.mean([c["win_rate"] / c["fair_share"] for c in cells]))
         rows.append({"agent": data["agent"], "score": round(score, 3), "cells": cells, "seed": data["seed"],
-                     "c8env_version": data["c8env_version"]})
+                     "c8env_version": data["c8env_version"], "exploited": exploited(data.get("exploit"))})
     rows.sort(key=lambda r: (-r["score"], r["agent"]))
     return rows
+
+
+def exploited(exploit: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An agent's exploited figure from its exploit results (None without): the exploiter's final win rate,
+    interval and hands, and the setting."""
+    if exploit is None:
+        return None
+    final = exploit["final"]
+    return {key: final[key] for key in ("win_rate", "ci_low", "ci_high", "hands", "fair_share")} | {
+        "players": exploit["players"], "rules": exploit["rules"], "steps": exploit["budget"]["steps"],
+        "seed": exploit["seed"]}
+
+
+def exploited_text(figure: dict[str, Any] | None) -> str:
+    """The exploited column's cell: ``61.2% [59.8%, 62.5%]``, blank without a figure."""
+    return "" if figure is None else f"{figure['win_rate']:.1%} [{figure['ci_low']:.1%}, {figure['ci_high']:.1%}]"
 
 
 def cell_label(cell: dict[str, Any]) -> str:
@@ -91,15 +131,17 @@ def cell_label(cell: dict[str, Any]) -> str:
 
 def leaderboard_markdown(rows: list[dict[str, Any]]) -> str:
     """The Markdown table of :func:`ranked` rows (or of :func:`~c8env.tools.evaluation.bench.run_bench` rows
-    of several agents)."""
+    of several agents); an ``exploited`` column after the score when any row has an exploited figure."""
     if rows and "cells" not in rows[0]:
         rows = ranked(_group_bench_rows(rows))
     cells = rows[0]["cells"]
-    lines = ["| rank | agent | score | " + " | ".join(cell_label(c) for c in cells) + " |",
-             "|" + "---|" * (3 + len(cells))]
+    extra = any(row.get("exploited") for row in rows)
+    lines = ["| rank | agent | score | " + ("exploited | " if extra else "")
+             + " | ".join(cell_label(c) for c in cells) + " |", "|" + "---|" * (3 + extra + len(cells))]
     for rank, row in enumerate(rows, start=1):
         values = " | ".join(f"{c['win_rate']:.1%}" for c in row["cells"])
-        lines.append(f"| {rank} | {row['agent']} | {row['score']:.2f} | {values} |")
+        column = f"{exploited_text(row.get('exploited'))} | " if extra else ""
+        lines.append(f"| {rank} | {row['agent']} | {row['score']:.2f} | {column}{values} |")
     return "\n".join(lines)
 
 
@@ -110,17 +152,22 @@ def _group_bench_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def write_csv(rows: list[dict[str, Any]], path: Path) -> Path:
-    """One line per (agent, cell): rank, agent, score, the cell and its figures with the 95% interval."""
+    """One line per (agent, cell): rank, agent, score, the cell and its figures with the 95% interval, and the
+    agent's exploited figure with its interval (blank without one)."""
     import csv
 
     fields = ["rank", "agent", "score", "rules", "players", "opponent", "hands", "wins", "win_rate", "ci_low",
-              "ci_high", "fair_share", "points_per_hand", "truncated", "illegal"]
+              "ci_high", "fair_share", "points_per_hand", "truncated", "illegal", "exploited", "exploited_ci_low",
+              "exploited_ci_high"]
     with path.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
         for rank, row in enumerate(rows, start=1):
+            figure = row.get("exploited") or {}
+            exploit = {"exploited": figure.get("win_rate"), "exploited_ci_low": figure.get("ci_low"),
+                       "exploited_ci_high": figure.get("ci_high")}
             for cell in row["cells"]:
-                writer.writerow({"rank": rank, "agent": row["agent"], "score": row["score"], **cell})
+                writer.writerow({"rank": rank, "agent": row["agent"], "score": row["score"], **cell, **exploit})
     return path
 
 
@@ -158,18 +205,14 @@ def plot_leaderboard(rows: list[dict[str, Any]], path: Path) -> Path:
 
 def update_block(path: Path, markdown: str) -> bool:
     """Put ``markdown`` between the :data:`START` and :data:`END` lines of ``path``; True when it changed."""
-    text = path.read_text()
-    pattern = re.compile(re.escape(START) + r"\n.*?" + re.escape(END), re.S)
-    if not pattern.search(text):
-        raise ValueError(f"{path} has no {START} ... {END} block to update")
-    new = pattern.sub(lambda _: f"{START}\n{markdown}\n{END}", text)
-    path.write_text(new)
-    return new != text
+    return replace_block(path, markdown, START, END)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="c8env leaderboard", description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="results files, or folders of them")
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE",
+                        help="results files, or folders of them; exploit results files (c8env exploit) among them "
+                             "add the exploited column")
     parser.add_argument("--out", type=writable_dir, help="write leaderboard.md, leaderboard.csv and leaderboard.png here")
     parser.add_argument("--update", type=Path, action="append", default=[], metavar="MARKDOWN",
                         help=f"rewrite the table between the {START} and {END} lines of this file (repeatable)")
@@ -198,5 +241,5 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["END", "START", "build_parser", "cell_label", "leaderboard_markdown", "load_results", "main",
-           "plot_leaderboard", "ranked", "update_block", "write_csv"]
+__all__ = ["END", "START", "build_parser", "cell_label", "exploited", "exploited_text", "leaderboard_markdown",
+           "load_results", "main", "plot_leaderboard", "ranked", "update_block", "write_csv"]

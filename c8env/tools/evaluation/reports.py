@@ -26,6 +26,20 @@ def write_rows(out: Path, stem: str, rows: list[dict[str, Any]], meta: dict[str,
     return [csv_path, json_path]
 
 
+def replace_block(path: Path, markdown: str, start: str, end: str) -> bool:
+    """Put ``markdown`` between the ``start`` and ``end`` lines of the file ``path`` (a generated table in a
+    page); True when it changed."""
+    import re
+
+    text = path.read_text()
+    pattern = re.compile(re.escape(start) + r"\n.*?" + re.escape(end), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"{path} has no {start} ... {end} block to update")
+    new = pattern.sub(lambda _: f"{start}\n{markdown}\n{end}", text)
+    path.write_text(new)
+    return new != text
+
+
 def _plot(path: Path, draw: Callable[[Any], None], width: float = 7.0, height: float = 4.0) -> Path:
     import matplotlib
 
@@ -103,4 +117,4 @@ def plot_bench(rows: list[dict[str, Any]], path: Path) -> Path:
     return _plot(path, draw, width=max(7, 1.3 * len(rows)), height=4.5)
 
 
-__all__ = ["plot_bench", "plot_league", "plot_table", "write_rows"]
+__all__ = ["plot_bench", "plot_league", "plot_table", "replace_block", "write_rows"]
