@@ -6,10 +6,10 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[train,eval,dev,web,fast,rllib,onnx]"
+	$(PY) -m pip install -q -e ".[train,eval,dev,web,fast,rllib,onnx,docs]"
 	touch $@
 
-.PHONY: setup demo test test-fast train speed lint golden
+.PHONY: setup demo test test-fast train speed lint golden docs docs-build
 setup: $(VENV)/.installed
 
 demo: setup
@@ -33,3 +33,11 @@ lint: setup
 
 golden: setup
 	$(PY) tests/golden/generate.py
+
+# The documentation site (mkdocs.yml): `make docs` builds it and serves it at http://127.0.0.1:8000/, rebuilding
+# on every change; `make docs-build` builds it once into site/, strictly (a warning fails it), as the tests do.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
+
+docs-build: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict

@@ -23,7 +23,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+#: Pages the site (mkdocs.yml) generates from the code at build time: name -> (module file, function).
+GENERATED = {"docs/environment.md": (ROOT / "docs" / "docstrings.py", "environment_markdown")}
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 #: Command-line programs of the project: the module whose ``build_parser()`` parses their arguments.
 PROGRAMS = {"c8env.tools.evaluation": "c8env.tools.evaluation", "c8env.tools.play": "c8env.tools.play", "c8env.tools.demo": "c8env.tools.demo",
@@ -44,14 +46,24 @@ def missing_optional(code: str) -> str | None:
     return None
 
 
+def pages() -> list[tuple[str, str]]:
+    """(name, Markdown) of every page: the files of :data:`DOCS` and the :data:`GENERATED` pages."""
+    out = [(str(path.relative_to(ROOT)), path.read_text()) for path in DOCS]
+    for name, (source, function) in GENERATED.items():
+        spec = importlib.util.spec_from_file_location(source.stem, source)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        out.append((name, getattr(module, function)()))
+    return out
+
+
 def blocks(language: str) -> list[tuple[str, int, str]]:
     out = []
-    for path in DOCS:
-        text = path.read_text()
+    for name, text in pages():
         for match in FENCE.finditer(text):
             if match.group(1) == language:
                 line = text[:match.start()].count("\n") + 1
-                out.append((path.name, line, match.group(2)))
+                out.append((name, line, match.group(2)))
     return out
 
 
@@ -92,7 +104,14 @@ def test_shell_commands_parse(name: str, line: int, words: list[str]) -> None:
     from c8env.tools.cli import ALIASES, COMMANDS
 
     program, args = words[0], words[1:]
-    if program == "make":
+    if Path(program).name == "pip" and args[:2] == ["install", "-e"]:  # pip install -e ".[extra,...]": extras that exist
+        table = (ROOT / "pyproject.toml").read_text().split("[project.optional-dependencies]")[1].split("\n[")[0]
+        extras = re.findall(r"^([\w-]+) = \[", table, re.M)
+        wanted = re.fullmatch(r"\.(?:\[([\w,]+)\])?", args[2])
+        assert wanted and len(args) == 3, f"{name} line {line}: pip {' '.join(args)} is not pip install -e .[extras]"
+        missing = [x for x in (wanted.group(1) or "").split(",") if x and x not in extras]
+        assert not missing, f"{name} line {line}: no extra {missing} in pyproject.toml"
+    elif program == "make":
         result = subprocess.run(["make", "-n", *args], cwd=ROOT, capture_output=True, text=True)
         assert result.returncode == 0, f"{name} line {line}: make {' '.join(args)}: {result.stderr}"
     elif Path(program).name == "c8env":

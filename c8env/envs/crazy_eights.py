@@ -58,6 +58,20 @@ def env(**kwargs: Any) -> AECEnv:
 class raw_env(AECEnv, EzPickle):
     """Crazy Eights for 2-7 players, every variant of ``docs/rules.md``, as a PettingZoo AEC env.
 
+    | Import             | ``from c8env import crazy_eights_v1``                                       |
+    |--------------------|-----------------------------------------------------------------------------|
+    | Also               | ``c8env.env(...)`` (wrapped), ``c8env.raw_env(...)``                        |
+    | Registered id      | ``c8env/crazy_eights-v1``: ``pettingzoo.make("aec", "c8env/crazy_eights-v1")`` |
+    | Actions            | Discrete                                                                    |
+    | Parallel API       | No                                                                          |
+    | Agents             | ``agents = ['player_0', ..., 'player_<n-1>']``, ``n = num_players``         |
+    | Agents count       | 2-7                                                                         |
+    | Action shape       | ()                                                                          |
+    | Action values      | Discrete(60)                                                                |
+    | Observation shape  | ``observation``: (245,), ``action_mask``: (60,)                             |
+    | Observation values | ``observation``: float32 counts in [-1, 1e6]; ``action_mask``: int8 in {0, 1} |
+    | State shape        | (1715,): 7 seats x 245                                                      |
+
     ## Description
     Players take turns to shed their hand onto the discard pile by matching its top
     card's suit or rank, or by playing a wild card (an eight) and declaring a suit.
