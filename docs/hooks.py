@@ -3,7 +3,7 @@ loads (``extensions:`` of mkdocstrings' Python handler).
 
 - ``environment.md`` is generated at build time from the env's docstring
   (:func:`docstrings.environment_markdown`): the page has no file of its own to drift;
-- ``mkdocs serve`` rebuilds when the env's module or ``docs/docstrings.py`` changes;
+- ``mkdocs serve`` rebuilds when a docstring of c8env or ``CHANGELOG.md`` changes (``docs/`` it watches itself);
 - :class:`RstDocstrings` turns c8env's reStructuredText roles, literals, examples, literal blocks and simple
   tables into Markdown before mkdocstrings renders them (``docs/docstrings.py`` does the work).
 """
@@ -45,7 +45,7 @@ def on_files(files: Files, config: Any) -> Files:
 
 
 def on_serve(server: Any, config: Any, builder: Any) -> Any:
-    for path in ("c8env/envs/crazy_eights.py", "docs/docstrings.py", "CHANGELOG.md", "docs/leaderboard/leaderboard.md"):
+    for path in ("c8env", "CHANGELOG.md"):  # the docstrings (environment page, API reference) and an included file
         server.watch(str(ROOT / path))
     return server
 
