@@ -273,8 +273,8 @@ def open_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> Path | N
     if damaged:
         listed = "; ".join(f"{stem.name} ({problem})" for stem, problem in damaged)
         if archive is None:
-            raise ValueError(f"--resume: no intact checkpoint in {str(run_dir / 'checkpoints')!r}, every one is damaged: "
-                             f"{listed}; start again without --resume: --overwrite replaces the run, or give it a new "
+            raise ValueError(f"--resume: no intact checkpoint in {str(run_dir / 'checkpoints')!r}, every one is "
+                             f"damaged: {listed}; start again without --resume: --overwrite replaces the run, or give it a new "
                              "name or seed (--set name=NEW, --seed N)")
         folder = set_damaged_aside(damaged)
         print(f"damaged checkpoint{'s' * (len(damaged) > 1)} {listed}: moved to {folder}; resuming from "

@@ -147,7 +147,8 @@ def parse_options(name: str, text: str) -> dict[str, Any]:
             options[key] = kind(value)
         except ValueError:
             article = "an" if kind is int else "a"
-            raise ValueError(f"agent spec option {key}={value!r} for {name!r} is not {article} {kind.__name__}") from None
+            raise ValueError(f"agent spec option {key}={value!r} for {name!r} is not {article} "
+                             f"{kind.__name__}") from None
         if not check(options[key]):
             raise ValueError(f"agent spec option {key}={options[key]!r} is invalid for {name!r} (out of range); "
                              f"allowed: {what}")

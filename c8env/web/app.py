@@ -219,7 +219,7 @@ def create_app(manager: GameManager | None = None) -> FastAPI:
     async def bug(request: Request, err: Exception) -> JSONResponse:
         # the last resort, for the server's own bugs (bad input gets a 4xx above): no traceback, no error text
         return JSONResponse({"error": f"internal server error ({request.method} {request.url.path[:200]}): the "
-                                      "server failed on this request; the game is as it was before it"}, status_code=500)
+                                      "server failed on this request (a bug of its own, logged)"}, status_code=500)
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:

@@ -125,7 +125,8 @@ async def _sample(get_status: Any, pid: int, samples: list[dict[str, Any]], stop
                   start: float) -> None:
     while not stop.is_set():
         status = await get_status()
-        samples.append({"t": round(time.monotonic() - start, 1), "rss_mb": rss_mb(pid), **status})
+        if status is not None:
+            samples.append({"t": round(time.monotonic() - start, 1), "rss_mb": rss_mb(pid), **status})
         try:
             await asyncio.wait_for(stop.wait(), every)
         except asyncio.TimeoutError:
@@ -135,14 +136,23 @@ async def _sample(get_status: Any, pid: int, samples: list[dict[str, Any]], stop
 async def soak(host: str, port: int, pid: int, games: int = 200, seconds: float = 600.0, seed: int = 0,
                max_requests: int = 3000, abandon: float = 0.02, sample_every: float = 10.0) -> dict[str, Any]:
     """Keep ``games`` games going against the server at ``host:port`` (process ``pid``) for ``seconds``."""
-    status_connection = _Connection(host, port)
-
-    async def server_status() -> dict[str, Any]:
-        _, data = await status_connection.request("GET", "/api/status")
-        return json.loads(data)
-
     start = time.monotonic()
     tally = _Soak(host, port, start + seconds, max_requests, abandon)
+
+    async def server_status() -> dict[str, Any] | None:
+        """The server's ``/api/status`` (None, and an error counted, when it does not answer)."""
+        connection = _Connection(host, port)  # a fresh one: the server closes a keep-alive connection idle for 5 s
+        try:
+            status, data = await connection.request("GET", "/api/status")
+            if status == 200:
+                return json.loads(data)
+            tally.failed(f"GET /api/status: {status} {data[:200]!r}")
+        except (OSError, asyncio.IncompleteReadError, ValueError, IndexError) as err:
+            tally.failed(f"GET /api/status: {type(err).__name__}: {err}")
+        finally:
+            connection.close()
+        return None
+
     samples: list[dict[str, Any]] = []
     stop = asyncio.Event()
     sampler = asyncio.create_task(_sample(server_status, pid, samples, stop, sample_every, start))
@@ -153,19 +163,18 @@ async def soak(host: str, port: int, pid: int, games: int = 200, seconds: float 
     cpu_after = _cpu_seconds(pid)
     stop.set()
     await sampler
-    end = await server_status()
+    end = await server_status() or {"games": None, "dropped_idle": None}
     end_rss = rss_mb(pid)
-    status_connection.close()
     latencies = tally.latencies
     rss = [s["rss_mb"] for s in samples if s["rss_mb"] is not None] + ([end_rss] if end_rss is not None else [])
+    held = [s["games"] for s in samples] + ([end["games"]] if end["games"] is not None else [])
     return {
         "games": games, "seconds": elapsed, **tally.counts, "requests": len(latencies),
         "requests_per_s": len(latencies) / elapsed if elapsed else 0.0,
         "p50_ms": 1000 * _percentile(latencies, 0.50), "p99_ms": 1000 * _percentile(latencies, 0.99),
         "max_ms": 1000 * max(latencies, default=float("nan")),
         "rss_start_mb": samples[0]["rss_mb"] if samples else None, "rss_max_mb": max(rss, default=None),
-        "rss_end_mb": end_rss, "games_held_end": end["games"], "games_held_max": max([s["games"] for s in samples]
-                                                                                    + [end["games"]]),
+        "rss_end_mb": end_rss, "games_held_end": end["games"], "games_held_max": max(held, default=None),
         "games_dropped_idle": end["dropped_idle"],
         "server_cpu_s": None if cpu_before is None or cpu_after is None else cpu_after - cpu_before,
         "first_failure": tally.first_failure, "samples": samples,

@@ -75,7 +75,8 @@ def test_resume_skips_a_damaged_latest_checkpoint_and_says_so(tiny_run, tmp_path
     assert code == 0, err
     lines = [line for line in err.splitlines() if line.startswith("damaged checkpoint")]
     assert len(lines) == 1, err
-    assert f"damaged checkpoint ckpt_0000001024 ({problem}" in lines[0] and "resuming from ckpt_0000000512.zip" in lines[0]
+    assert f"damaged checkpoint ckpt_0000001024 ({problem}" in lines[0]
+    assert "resuming from ckpt_0000000512.zip" in lines[0]
     assert f"resuming {run} from ckpt_0000000512.zip (step 512)" in err
     # the damaged files are set aside, out of the run's way; the run finished from step 512
     assert not ckpt(run, 1024, ".zip").exists() and not ckpt(run, 1024, ".json").exists()
@@ -116,7 +117,8 @@ def test_with_no_intact_checkpoint_resume_says_how_to_start_again(tiny_run, tmp_
     assert sorted((p.name, p.stat().st_size) for p in (run / "checkpoints").iterdir()) == before  # nothing moved
     # without --resume the damaged run is not silently replaced either
     config = tmp_path / "again.yaml"
-    config.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in {**SETTINGS, "name": "tiny", "run_root": str(tmp_path)}.items()))
+    settings = {**SETTINGS, "name": "tiny", "run_root": str(tmp_path)}
+    config.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in settings.items()))
     with pytest.raises(SystemExit) as stop:
         main(["--config", str(config), "--no-progress"])
     assert stop.value.code == 2 and "already holds a run" in capsys.readouterr().err

@@ -93,11 +93,12 @@ def server():
 
 # ----- generated requests ----------------------------------------------------------------------------------
 PRESETS = preset_names()
-SPECS = ["expert:policy=ppo-standard-2p,top=2,simulations=2", "expert:simulations=3,simulations=4", "expert:time_ms=inf",
+SPECS = ["expert:policy=ppo-standard-2p,top=2,simulations=2", "expert:simulations=3,simulations=4",
+         "expert:time_ms=inf",
          "expert:policy=c8env/agents/policies/ppo-standard-2p.npz", "greedy", "random", "expert:simulations=3",
          "expert:policy=/etc/x.npz", "expert:simulations=0", "expert:top=2", "expert:simulations=99999",
-         "expert:time_ms=nan", "upload:nope", "ppo-standard-2p", "x:y", "os:system", "", "/etc/passwd.npz", "model.onnx",
-         "model.zip", "random:seed=1"]
+         "expert:time_ms=nan", "upload:nope", "ppo-standard-2p", "x:y", "os:system", "", "/etc/passwd.npz",
+         "model.onnx", "model.zip", "random:seed=1"]
 JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
                         st.text(max_size=12))
 JSON_VALUES = st.recursive(JSON_LEAVES, lambda inner: st.lists(inner, max_size=4)
@@ -117,8 +118,9 @@ def bodies(draw, endpoint: str) -> tuple[str, bytes | None]:
     """A body and its kind: ``json`` (valid JSON of any shape) or the problem it was built to have; more of the
     near-valid bodies of the endpoint's own kind."""
     own = {"/api/games": ["game"] * 6, "/api/replays": ["replay"] * 6}.get(endpoint, [])
-    kind = draw(st.sampled_from(own + ["none", "json", "near", "near", "game", "deep", "digits", "duplicate", "constant",
-                                       "bigfloat", "bytes", "utf8", "truncated", "empty", "large", "replay"]))
+    kind = draw(st.sampled_from(own + ["none", "json", "near", "near", "game", "deep", "digits", "duplicate",
+                                       "constant", "bigfloat", "bytes", "utf8", "truncated", "empty", "large",
+                                       "replay"]))
     if kind == "none":
         return kind, None
     if kind == "game":  # a new game's body, near valid: what reaches the agents and the rules
@@ -195,12 +197,13 @@ def replay_mutations(draw, replay: dict[str, Any]) -> bytes:
     return text.encode()
 
 
-ENDPOINTS = ["/api/options", "/api/status", "/api/games", "/api/games/{id}", "/api/games/{id}/actions", "/api/games/{id}/advance",
-             "/api/games/{id}/next_hand", "/api/games/{id}/replay", "/api/policies", "/api/replays", "/",
-             "/static/{junk}", "/api/{junk}", "/api/games/{id}/{junk}"]
+ENDPOINTS = ["/api/options", "/api/status", "/api/games", "/api/games/{id}", "/api/games/{id}/actions",
+             "/api/games/{id}/advance", "/api/games/{id}/next_hand", "/api/games/{id}/replay", "/api/policies",
+             "/api/replays", "/", "/static/{junk}", "/api/{junk}", "/api/games/{id}/{junk}"]
 #: The routes and their methods (HEAD follows GET); any other method gets 405.
 ROUTES = {"/api/options": {"GET"}, "/api/status": {"GET"}, "/api/games": {"POST"}, "/api/games/{id}": {"GET", "DELETE"},
-          "/api/games/{id}/actions": {"POST"}, "/api/games/{id}/advance": {"POST"}, "/api/games/{id}/next_hand": {"POST"},
+          "/api/games/{id}/actions": {"POST"}, "/api/games/{id}/advance": {"POST"},
+          "/api/games/{id}/next_hand": {"POST"},
           "/api/games/{id}/replay": {"GET"}, "/api/policies": {"POST"}, "/api/replays": {"POST"}, "/": {"GET"}}
 #: Endpoints that read their body as JSON, and what a body built to have each problem must be told.
 JSON_ENDPOINTS = {"/api/games", "/api/games/{id}/actions", "/api/replays"}
@@ -232,9 +235,11 @@ def requests(draw, server: Server, endpoint: str) -> dict[str, Any]:
         kind = "replay"
     if endpoint == "/api/games/{id}/actions" and draw(st.integers(0, 4)) == 0:
         kind, body = "json", json.dumps({"action": draw(st.integers(0, 59))}).encode()  # sometimes a legal move
-    query = draw(st.dictionaries(st.sampled_from(["name", "seat", "x", "action", ""]), st.text(max_size=20), max_size=2))
+    query = draw(st.dictionaries(st.sampled_from(["name", "seat", "x", "action", ""]), st.text(max_size=20),
+                                 max_size=2))
     return {"endpoint": endpoint, "method": method, "game_id": game_id, "junk": junk, "kind": kind, "body": body,
-            "content_type": draw(st.sampled_from([None, "application/json"] * 3 + CONTENT_TYPES)), "query": urlencode(query)}
+            "content_type": draw(st.sampled_from([None, "application/json"] * 3 + CONTENT_TYPES)),
+            "query": urlencode(query)}
 
 
 # ----- the checks ------------------------------------------------------------------------------------------
@@ -248,7 +253,8 @@ def send_and_check(server: Server, request: dict[str, Any]) -> None:
     before = server.snapshot()
     response = server.client.request(request["method"], url, content=request["body"], headers=headers)
     status, method = response.status_code, request["method"]
-    described = f"{method} {url[:120]} {request['kind']} {(request['body'] or b'')[:120]!r} -> {status} {response.text[:300]}"
+    described = (f"{method} {url[:120]} {request['kind']} {(request['body'] or b'')[:120]!r} -> {status} "
+                 f"{response.text[:300]}")
     assert status < 500, described
     assert 200 <= status < 300 or 400 <= status < 500, described
     if status >= 400:
@@ -283,7 +289,8 @@ def test_pathological_bodies_get_a_4xx_naming_the_problem(server) -> None:
         ("/api/replays", json.dumps({**replay, "result": float("nan")}), 400, "NaN"),  # was a 500 (echoed NaN)
         ("/api/replays", json.dumps({**replay, "seed": 10**4000}), 400, "4,001 digits"),
         ("/api/replays", '{"format": 1, "format": 2}', 400, "twice"),
-        ("/api/replays", json.dumps({**replay, "rules": "configs/train/default.yaml"}), 400, "not allowed on this server"),
+        ("/api/replays", json.dumps({**replay, "rules": "configs/train/default.yaml"}), 400,
+         "not allowed on this server"),  # read a YAML file of the server's disk, listed its keys
         ("/api/games", json.dumps({"agents": ["expert:policy=ppo-standard-2p,simulations=2"]}), 200, ""),  # was a 500
         ("/api/games", json.dumps({"agents": ["expert:policy=/etc/passwd.npz"]}), 400, "not allowed on this server"),
         ("/api/games", json.dumps({"agents": ["expert:simulations=5,simulations=7"]}), 400, "twice"),
