@@ -316,3 +316,12 @@ def test_a_league_spread_over_a_local_ray_cluster_gives_the_local_table():
     spread = league(specs, deals=30, seed=6, workers=2, engine="scalar", ray="local")
     assert spread.markdown() == local.markdown()
     assert all(spread.tables[key].records == table.records for key, table in local.tables.items())
+
+
+def test_a_protocol_file_with_a_repeated_key_is_refused(tmp_path):
+    from c8env.tools.evaluation.bench import bench_config
+
+    protocol = tmp_path / "twice.yaml"
+    protocol.write_text("name: twice\nversion: 1\nversion: 2\nopponents: [random]\nentries: [{players: 2}]\n")
+    with pytest.raises(ValueError, match="benchmark .*twice.yaml.* is not valid YAML .*version"):
+        bench_config(str(protocol))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from c8env.episode import MAX_HAND_STEPS
+from c8env.rules import read_yaml
 from c8env.tools.evaluation.runner import AgentEntry, evaluate, ray_session
 
 # configs/bench/ of the repository, shipped inside the package as c8env/bench_configs/ (pyproject.toml)
@@ -29,8 +30,6 @@ _ENTRY_KEYS = {"rules", "players", "deals"}
 
 def bench_config(name_or_path: str) -> dict[str, Any]:
     """A benchmark protocol: a name under ``configs/bench/`` (shipped in the package) or a YAML path."""
-    import yaml
-
     path = Path(name_or_path)
     if not path.suffix:
         folder = _PACKAGE_BENCH if _PACKAGE_BENCH.is_dir() else _REPO_BENCH
@@ -40,7 +39,7 @@ def bench_config(name_or_path: str) -> dict[str, Any]:
             raise ValueError(f"unknown benchmark {name_or_path!r}; allowed: {', '.join(names)} or a YAML path")
     elif not path.is_file():
         raise ValueError(f"benchmark file {name_or_path!r} does not exist")
-    config = yaml.safe_load(path.read_text())
+    config = read_yaml(path, "benchmark")
     if not isinstance(config, dict) or not isinstance(config.get("entries"), list) or not config.get("opponents"):
         raise ValueError(f"benchmark {str(path)!r} must map 'opponents' (agent specs) and 'entries' "
                          "(rules, players, deals)")
