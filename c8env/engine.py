@@ -118,6 +118,24 @@ def wild_mask_for(rules: RuleSet, count: int) -> int:
     return rules.wild_mask
 
 
+#: Cards each player is dealt in the first hand of a countdown match (one fewer after each hand he wins).
+COUNTDOWN_START = 8
+
+
+def check_deal_fits(rules: RuleSet, num_players: int, sizes: Sequence[int] | None = None) -> None:
+    """Refuse (``ValueError``) a deal the decks cannot hold: ``sizes`` are the hands to deal, by default those
+    of a match's first hand, so env constructors refuse such rules where they are given."""
+    if sizes is None:
+        sizes = [COUNTDOWN_START if rules.countdown else rules.deal_size(num_players)] * num_players
+    decks = rules.num_decks(num_players)
+    needed = sum(sizes) + 1
+    if needed > decks * NUM_CARDS:
+        raise ValueError(
+            f"the deal needs {needed} cards (hands plus the starter) but decks={decks} holds "
+            f"{decks * NUM_CARDS} for {num_players} players; lower hand_size or set decks: 2"
+        )
+
+
 def check_num_players(num_players: Any) -> int:
     """Validate a player count (2-7)."""
     if not isinstance(num_players, (int, np.integer)) or isinstance(num_players, bool) or not (
@@ -175,7 +193,7 @@ class State:
         s.passes = 0
         s.scores = [0] * num_players
         s.hands_played = 0
-        s.countdown = [8] * num_players
+        s.countdown = [COUNTDOWN_START] * num_players
         s.voids = [0] * num_players
         s.winner = None
         s.end_reason = None
@@ -211,13 +229,7 @@ class State:
         return [self.rules.deal_size(self.num_players)] * self.num_players
 
     def _check_deal_fits(self) -> None:
-        decks = self.rules.num_decks(self.num_players)
-        needed = sum(self._deal_sizes()) + 1
-        if needed > decks * NUM_CARDS:
-            raise ValueError(
-                f"the deal needs {needed} cards (hands plus the starter) but decks={decks} holds "
-                f"{decks * NUM_CARDS} for {self.num_players} players; lower hand_size or set decks: 2"
-            )
+        check_deal_fits(self.rules, self.num_players, self._deal_sizes())
 
     def _deal(self, rng: np.random.Generator) -> None:
         n = self.num_players

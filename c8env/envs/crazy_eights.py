@@ -14,7 +14,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from c8env.engine import State, check_num_players, check_seed
+from c8env.engine import State, check_deal_fits, check_num_players, check_seed
 from c8env.envs.spaces import action_space, check_render_mode, observation_dict_space, render_output
 from c8env.envs.wrappers import wrap
 from c8env.episode import DEFAULT_MAX_STEPS, Episode, read_state
@@ -194,6 +194,7 @@ class raw_env(AECEnv, EzPickle):
         super().__init__()
         self.num_players = check_num_players(num_players)
         self.rules = load_rules(rules)
+        check_deal_fits(self.rules, self.num_players)  # refused here, not at the first reset
         self._episode = Episode(episode, reward, max_steps, self.default_max_steps)
         self.episode = episode
         self.reward_type = reward

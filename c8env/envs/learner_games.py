@@ -39,7 +39,7 @@ from c8env.actions import NUM_ACTIONS, action_text
 from c8env.agents import BatchAgent, batch_mode, batched, load
 from c8env.agents.batched import EXTERNAL
 from c8env.agents.batched import GREEDY as GREEDY_CODE
-from c8env.engine import IllegalActionError, check_num_players, check_seed
+from c8env.engine import IllegalActionError, check_deal_fits, check_num_players, check_seed
 from c8env.episode import check_episode_args
 from c8env.observation import OBS_SIZE
 from c8env.rules import RuleSet, load_rules
@@ -111,6 +111,7 @@ class LearnerGames:
         self.num_envs = size = int(num_envs)
         self.num_players = n = check_num_players(num_players)
         self.rules = load_rules(rules)
+        check_deal_fits(self.rules, self.num_players)  # refused here, not at the first reset
         self.max_steps = check_episode_args(episode, reward, max_steps)
         self.episode, self.reward_type = episode, reward
         if learner_seat is not None and (not isinstance(learner_seat, (int, np.integer))

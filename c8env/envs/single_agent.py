@@ -22,7 +22,7 @@ from gymnasium import spaces
 from c8env.actions import NUM_ACTIONS
 from c8env.agents import PolicyAgent, load, observation_for
 from c8env.deprecation import warn_moved
-from c8env.engine import IllegalActionError, State, check_num_players, check_seed
+from c8env.engine import IllegalActionError, State, check_deal_fits, check_num_players, check_seed
 from c8env.envs.registration import register_gymnasium
 from c8env.envs.spaces import check_render_mode, render_output, vector_space
 from c8env.episode import Episode, read_state
@@ -146,6 +146,7 @@ class SingleAgentEnv(gymnasium.Env):
     ) -> None:
         self.num_players = n = check_num_players(num_players)
         self.rules = load_rules(rules)
+        check_deal_fits(self.rules, self.num_players)  # refused here, not at the first reset
         self._episode = Episode(episode, reward, max_steps)
         check_render_mode(render_mode)
         if learner_seat is not None and (

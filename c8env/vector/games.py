@@ -11,7 +11,7 @@ import numpy as np
 from c8env.actions import NUM_ACTIONS, action_text
 from c8env.cards import NUM_CARDS, RANKS, SUITS, card_text
 from c8env.deprecation import warn_moved
-from c8env.engine import ANY_SUIT, PHASE_NAMES, IllegalActionError, State, check_num_players
+from c8env.engine import ANY_SUIT, PHASE_NAMES, IllegalActionError, State, check_deal_fits, check_num_players
 from c8env.episode import DEFAULT_MAX_STEPS, check_episode_args
 from c8env.observation import OBS_SIZE
 from c8env.rules import RuleSet, load_rules
@@ -105,6 +105,7 @@ class VectorGames:
         self.num_envs = int(num_envs)
         self.num_players = check_num_players(num_players)
         self.rules = load_rules(rules)
+        check_deal_fits(self.rules, self.num_players)  # refused here, not at the first reset
         self.max_steps = check_episode_args(episode, reward, max_steps)
         self.episode, self.reward = episode, reward
         self.autoreset = bool(autoreset)
