@@ -98,7 +98,7 @@ def test_play(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
     (["env", "--steps", "0"], "argument --steps: 0 is invalid; allowed: an int >= 1"),
     (["expert", "--hands", "0"], "argument --hands: 0 is invalid"),
     (["expert", "--spec", "nope"], "argument --spec: unknown agent spec 'nope'"),
-    (["expert", "--baseline", "expert:simulations=0"], "argument --baseline: expert simulations=0 is invalid"),
+    (["expert", "--baseline", "expert:simulations=0"], "argument --baseline: agent spec option simulations=0 is invalid for 'expert' (out of range)"),
     (["engines"], "argument what: invalid choice: 'engines'"),
 ])
 def test_speed(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
