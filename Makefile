@@ -6,7 +6,7 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[train,eval,dev,web,fast,rllib,onnx,docs]"
+	$(PY) -m pip install -q -e ".[train,eval,dev,web,fast,rllib,onnx,docs,examples]"
 	touch $@
 
 .PHONY: setup demo test test-fast train speed lint golden docs docs-build
@@ -29,7 +29,7 @@ speed: setup
 	$(PY) -m c8env.tools.speed engine
 
 lint: setup
-	$(VENV)/bin/ruff check c8env training tests
+	$(VENV)/bin/ruff check c8env training tests examples
 
 golden: setup
 	$(PY) tests/golden/generate.py
