@@ -301,8 +301,10 @@ def test_the_leaderboard_refuses_mixed_protocols_and_formats(tmp_path, capsys):
 
 def test_the_readme_leaderboard_is_generated_from_the_results_files_in_the_repository():
     results = sorted((ROOT / "docs" / "leaderboard" / "results").glob("*.json"))
-    rows = ranked(load_results(results))
+    exploits = sorted((ROOT / "docs" / "leaderboard" / "exploit").glob("*.json"))  # the exploited column
+    rows = ranked(load_results(results + exploits))
     assert {"random", "greedy", "expert"} <= {r["agent"] for r in rows}
+    assert {r["agent"] for r in rows if r["exploited"]} == {data.stem for data in exploits}
     table = leaderboard_markdown(rows)
     for page in (ROOT / "README.md", ROOT / "docs" / "leaderboard" / "leaderboard.md"):
         text = page.read_text()
