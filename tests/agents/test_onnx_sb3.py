@@ -19,6 +19,7 @@ from c8env.agents import load
 from c8env.envs.single_agent import SingleAgentEnv
 from c8env.envs.spaces import observation_dict_space
 from c8env.observation import OBS_SIZE
+from tests.agents.positions import positions
 
 ort = pytest.importorskip("onnxruntime")
 torch = pytest.importorskip("torch")
@@ -47,22 +48,6 @@ def torch_choice(module: torch.nn.Module, observation: np.ndarray, mask: np.ndar
     masked = np.where(mask.astype(bool), logits, -np.inf)
     best = np.sort(masked)[::-1]
     return int(np.argmax(masked)), float(best[0] - best[1]) if np.isfinite(best[1]) else np.inf
-
-
-def positions(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Observations float32[count, 245] and masks int8[count, 60] of a learner seat playing random legal moves."""
-    env = SingleAgentEnv(num_players=2, opponents="random")
-    rng = np.random.default_rng(seed)
-    obs, _ = env.reset(seed=seed)
-    observations, masks = [], []
-    while len(observations) < count:
-        mask = env.action_masks()
-        observations.append(obs)
-        masks.append(mask.astype(np.int8))
-        obs, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
-        if terminated or truncated:
-            obs, _ = env.reset()
-    return np.stack(observations), np.stack(masks)
 
 
 @pytest.fixture(scope="module")

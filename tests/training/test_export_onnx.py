@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from c8env.agents import PolicyAgent, PolicyMismatchWarning, load
-from c8env.envs.single_agent import SingleAgentEnv
+from tests.agents.positions import positions
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("sb3_contrib")
@@ -20,21 +19,6 @@ from training.config import config_from_dict  # noqa: E402
 
 SETTINGS = {"pi_layers": [64, 48], "vf_layers": [32], "n_envs": 2, "n_workers": 1, "vec_env": "dummy", "n_steps": 64,
             "batch_size": 64, "n_epochs": 1}
-
-
-def positions(count: int) -> tuple[np.ndarray, np.ndarray]:
-    env = SingleAgentEnv(num_players=2, opponents="random")
-    rng = np.random.default_rng(0)
-    obs, _ = env.reset(seed=0)
-    observations, masks = [], []
-    while len(observations) < count:
-        mask = env.action_masks()
-        observations.append(obs)
-        masks.append(mask.astype(np.int8))
-        obs, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
-        if terminated or truncated:
-            obs, _ = env.reset()
-    return np.stack(observations), np.stack(masks)
 
 
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
