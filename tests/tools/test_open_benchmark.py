@@ -279,6 +279,23 @@ def test_results_files_rank_into_a_leaderboard(tmp_path, capsys):
     assert capsys.readouterr().out.strip() == leaderboard_markdown(rows)
     assert {p.name for p in out.iterdir()} == {"leaderboard.md", "leaderboard.csv", "leaderboard.png"}
     assert len((out / "leaderboard.csv").read_text().splitlines()) == 1 + 3 * 4
+    page = tmp_path / "page.md"
+    page.write_text(f"before\n{START}\nold\n{END}\nafter\n")
+    leaderboard_main([str(p) for p in paths] + ["--update", str(page), "--top", "2"])
+    block = page.read_text().split(START + "\n")[1].split("\n" + END)[0]
+    assert block == leaderboard_markdown(rows, top=2) and "| 2 | " in block and "| 3 | " not in block
+    assert (out / "leaderboard.md").read_text().count("\n") == 2 + 3  # --out keeps every row
+
+
+def test_the_leaderboard_top_option_is_checked(tmp_path, capsys):
+    paths = [str(_results(tmp_path, TINY, agent)) for agent in ("random", "greedy")]
+    for args, message in ((["--top", "2"], "--top goes with --update"),
+                          (["--update", "page.md", "--top", "0"], "argument --top: 0 is invalid")):
+        with pytest.raises(SystemExit):
+            leaderboard_main(paths + args)
+        assert message in capsys.readouterr().err
+    with pytest.raises(ValueError, match="top must be at least 1, got 0"):
+        leaderboard_markdown(ranked(load_results([Path(p) for p in paths])), top=0)
 
 
 def test_the_leaderboard_refuses_mixed_protocols_and_formats(tmp_path, capsys):
@@ -299,16 +316,18 @@ def test_the_leaderboard_refuses_mixed_protocols_and_formats(tmp_path, capsys):
         load_results([tmp_path / "stale.json"])
 
 
-def test_the_readme_leaderboard_is_generated_from_the_results_files_in_the_repository():
+def test_the_leaderboards_in_the_repository_are_generated_from_its_results_files():
     results = sorted((ROOT / "docs" / "leaderboard" / "results").glob("*.json"))
     exploits = sorted((ROOT / "docs" / "leaderboard" / "exploit").glob("*.json"))  # the exploited column
     rows = ranked(load_results(results + exploits))
     assert {"random", "greedy", "expert"} <= {r["agent"] for r in rows}
     assert {r["agent"] for r in rows if r["exploited"]} == {data.stem for data in exploits}
-    table = leaderboard_markdown(rows)
-    for page in (ROOT / "README.md", ROOT / "docs" / "leaderboard" / "leaderboard.md"):
-        text = page.read_text()
-        assert f"{START}\n{table}\n{END}" in text or text.strip() == table, f"{page} is not the generated table"
+    page = ROOT / "docs" / "leaderboard" / "leaderboard.md"
+    assert page.read_text().strip() == leaderboard_markdown(rows), f"{page} is not the generated table"
+    readme = (ROOT / "README.md").read_text()  # the top rows only (--top N)
+    block = readme.split(START + "\n")[1].split("\n" + END)[0]
+    top = len(block.splitlines()) - 2
+    assert 3 <= top < len(rows) and block == leaderboard_markdown(rows, top=top), "README.md: not the generated top rows"
 
 
 @pytest.mark.slow

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from c8env.tools.argcheck import Parser, writable_dir
+from c8env.tools.argcheck import Parser, int_at_least, writable_dir
 from c8env.tools.evaluation.bench import RESULTS_FORMAT, RESULTS_VERSION, bench_config, protocol_identity
 from c8env.tools.evaluation.reports import replace_block
 from c8env.tools.exploit import EXPLOIT_FORMAT, check_exploit_results, check_exploit_set
@@ -129,16 +129,19 @@ def cell_label(cell: dict[str, Any]) -> str:
     return f"{cell['rules']} {cell['players']}p vs {cell['opponent']}"
 
 
-def leaderboard_markdown(rows: list[dict[str, Any]]) -> str:
+def leaderboard_markdown(rows: list[dict[str, Any]], top: int | None = None) -> str:
     """The Markdown table of :func:`ranked` rows (or of :func:`~c8env.tools.evaluation.bench.run_bench` rows
-    of several agents); an ``exploited`` column after the score when any row has an exploited figure."""
+    of several agents); an ``exploited`` column after the score when any row has an exploited figure. With
+    ``top``, only the first ``top`` rows (the columns stay those of the whole table)."""
+    if top is not None and top < 1:
+        raise ValueError(f"top must be at least 1, got {top}")
     if rows and "cells" not in rows[0]:
         rows = ranked(_group_bench_rows(rows))
     cells = rows[0]["cells"]
     extra = any(row.get("exploited") for row in rows)
     lines = ["| rank | agent | score | " + ("exploited | " if extra else "")
              + " | ".join(cell_label(c) for c in cells) + " |", "|" + "---|" * (3 + extra + len(cells))]
-    for rank, row in enumerate(rows, start=1):
+    for rank, row in enumerate(rows[:top], start=1):
         values = " | ".join(f"{c['win_rate']:.1%}" for c in row["cells"])
         column = f"{exploited_text(row.get('exploited'))} | " if extra else ""
         lines.append(f"| {rank} | {row['agent']} | {row['score']:.2f} | {column}{values} |")
@@ -216,12 +219,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=writable_dir, help="write leaderboard.md, leaderboard.csv and leaderboard.png here")
     parser.add_argument("--update", type=Path, action="append", default=[], metavar="MARKDOWN",
                         help=f"rewrite the table between the {START} and {END} lines of this file (repeatable)")
+    parser.add_argument("--top", type=int_at_least(1), metavar="N",
+                        help="--update writes only the N best rows (--out and the printed table keep them all)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.top is not None and not args.update:
+        parser.error("--top goes with --update")
     try:
         rows = ranked(load_results(args.files))
         text = leaderboard_markdown(rows)
@@ -232,7 +239,7 @@ def main(argv: list[str] | None = None) -> None:
             write_csv(rows, args.out / "leaderboard.csv")
             plot_leaderboard(rows, args.out / "leaderboard.png")
         for path in args.update:
-            update_block(path, text)
+            update_block(path, leaderboard_markdown(rows, top=args.top))
     except (OSError, ValueError) as err:
         parser.exit(2, f"c8env leaderboard: error: {err}\n")
 
