@@ -5,7 +5,8 @@
 - Shell blocks: each ``c8env ...`` / ``python -m ...`` command is parsed by that command's own
   argument parser (so a renamed flag or subcommand fails here); ``make X`` must be a target
   (``make -n``). Running them for real would take hours (training, expert leagues).
-- The README's layout listing names only files and folders that exist.
+- The layout listing (docs/layout.md) names only files and folders that exist.
+- The README stays a front door: short, with the two commands; CITATION.cff agrees with pyproject.toml.
 - Nothing points outside the repository (the team's folder is not shipped).
 """
 
@@ -130,16 +131,35 @@ def test_shell_commands_parse(name: str, line: int, words: list[str]) -> None:
         raise AssertionError(f"{name} line {line}: {program!r} is not a command this test knows how to check")
 
 
-def test_readme_layout_names_existing_paths() -> None:
-    text = (ROOT / "README.md").read_text()
-    layout = text[text.index("## Layout"):]
-    listing = FENCE.search(layout).group(2)
+def test_layout_names_existing_paths() -> None:
+    listing = FENCE.search((ROOT / "docs" / "layout.md").read_text()).group(2)
     paths = [line.split()[0] for line in listing.splitlines() if line and "/" in line.split()[0]]
     assert len(paths) > 15
     for path in paths:
-        assert (ROOT / path).exists(), f"README layout names {path}, which does not exist"
+        assert (ROOT / path).exists(), f"docs/layout.md names {path}, which does not exist"
     for module in sorted((ROOT / "c8env").glob("*.py")):
         assert f"c8env/{module.name}" in paths or module.name == "__init__.py", f"{module.name} missing from the layout"
+
+
+def test_the_readme_is_a_short_front_door_with_the_two_commands() -> None:
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 220, f"README.md has {len(text.splitlines())} lines; keep it to 220 at most"
+    commands = [words for name, _, words in shell_commands() if name == "README.md"]
+    assert ["make", "train"] in commands and ["make", "test"] in commands, commands
+    for target in re.findall(r"\]\(([^)#:]+)", text):  # the links into the site and the repository
+        assert (ROOT / target).exists(), f"README.md links to {target}, which does not exist"
+
+
+def test_the_citation_file_names_the_release_of_pyproject() -> None:
+    import yaml
+
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    project = (ROOT / "pyproject.toml").read_text()
+    assert citation["cff-version"] == "1.2.0" and citation["title"] and citation["message"]
+    assert f'\nversion = "{citation["version"]}"\n' in project, "CITATION.cff's version is not pyproject.toml's"
+    assert f'\nlicense = {{ text = "{citation["license"]}" }}\n' in project, "CITATION.cff's license is not pyproject's"
+    assert citation["authors"] == [{"name": "c8env developers"}]
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", citation["date-released"])
 
 
 def test_nothing_points_outside_the_repository() -> None:
