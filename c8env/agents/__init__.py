@@ -9,7 +9,9 @@ agent's turn) and always returns a legal action. Specs:
   after a colon, e.g. ``expert:simulations=200`` or ``expert:time_ms=50``; with
   ``policy=<shipped name or .npz path>`` a trained network guides it (``top=3``
   candidates searched, ``prior=0`` weight of the network's log-probability added to their means,
-  ``rollouts=policy``: the network also plays the searcher's moves in the rollouts);
+  ``rollouts=policy``: the network also plays the searcher's moves in the rollouts); ``belief=greedy`` or
+  ``belief=<shipped name or .npz path>`` weighs its samples by the opponent's observed moves under that model
+  (2 players, with numba);
 - the name of a trained policy shipped in the package (see :func:`available`);
 - the path of an exported policy file (:mod:`c8env.agents.policy`);
 - the path of an ONNX policy, ``*.onnx`` (:mod:`c8env.agents.onnx_policy`, the ``onnx`` extra), or of a
@@ -52,6 +54,7 @@ _OPTIONS: dict[str, dict[str, tuple[type, Callable[[Any], bool], str]]] = {"expe
     "top": (int, lambda v: v >= 1, "an int >= 1"),
     "prior": (float, lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"),
     "rollouts": (str, lambda v: v in ("greedy", "policy"), "'greedy' or 'policy'"),
+    "belief": (str, lambda v: bool(v.strip()), "'greedy', a shipped policy name or a .npz path"),
 }}
 
 
@@ -264,6 +267,9 @@ def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | Ru
         elif options.keys() & {"top", "prior", "rollouts"}:
             raise ValueError(f"agent spec {spec!r}: top, prior and rollouts guide a policy's search; "
                              "add policy=<name or .npz path>")
+        if options.get("belief", "greedy") != "greedy":
+            options["belief"] = _policy(options["belief"], rules, num_players, "expert belief",
+                                        ["greedy", *shipped_policies()])
         return ExpertAgent(rules, num_players, seed=seed, **options)
     if name in shipped_policies():
         return _policy(name, rules, num_players)

@@ -22,6 +22,14 @@ With ``rollouts=policy`` the network also plays the searcher's own moves in the 
 inference assumes), so a move is judged by how the network would go on (README,
 "Stronger than the search"; docs/strength.md).
 
+Inference from play (``expert:belief=MODEL``, 2 players, compiled search only): each sample of the
+hidden cards is weighted by how likely the opponent's last move was, had he held that sample's hand,
+under a model of him -- ``greedy`` (its move: 1, any other: ``GREEDY_EPSILON``) or a network's softmax
+(a shipped policy name or .npz path) -- and the candidates are ranked by weighted means. The move
+weighed is the opponent's turn since the expert's last decision when it was one card played from his
+hand without drawing (his hand then: the sample's plus that card) and the suit he then declared; other
+turns (draws, passes, several cards) leave the samples unweighted (docs/strength.md).
+
 Where numba is installed the samples and rollouts run compiled
 (:mod:`c8env.agents.search_compiled`): the same decisions, many times faster.
 """
@@ -73,6 +81,10 @@ def public_position(observation: dict, rules: RuleSet) -> tuple[dict, list[int],
     return data, unseen, sizes
 
 
+#: The greedy belief model's probability of a move other than greedy's (greedy's own: 1).
+GREEDY_EPSILON = 0.05
+
+
 def _check_compiled(compiled: bool | None) -> bool:
     from c8env.vector.jit import COMPILED
 
@@ -94,6 +106,7 @@ class _AfterMove(NamedTuple):
     follow: int  # bit set of the cards the opponent could then play (wild cards included)
     top: int
     opponent_size: int
+    position: State  # the position after the move (the opponent's hand and the stock as sampled)
 
 
 class ExpertAgent:
@@ -102,7 +115,7 @@ class ExpertAgent:
     def __init__(self, rules: RuleSet, num_players: int, simulations: int = 100, time_ms: float | None = None,
                  seed: int | None = None, reward: str = "win", compiled: bool | None = None,
                  policy: PolicyAgent | None = None, top: int = 3, prior: float = 0.0,
-                 rollouts: str = "greedy") -> None:
+                 rollouts: str = "greedy", belief: str | PolicyAgent | None = None) -> None:
         """``compiled``: run the search with the compiled kernels (None: whenever numba is available;
         True where it is not raises ``ValueError``). Both loops make the same decisions.
 
@@ -110,7 +123,8 @@ class ExpertAgent:
         candidates are searched, and the choice maximises the mean result plus ``prior`` times the
         network's log-probability of the move (renormalised over those candidates). ``rollouts``:
         ``"greedy"`` (everyone plays greedy in the rollouts) or ``"policy"`` (the network plays the
-        searcher's moves; needs ``policy``)."""
+        searcher's moves; needs ``policy``). ``belief``: ``"greedy"`` or a :class:`PolicyAgent`, the model of
+        the opponent whose observed moves weigh the samples (see the module docstring; 2 players, compiled)."""
         if not isinstance(simulations, int) or simulations < 1:
             raise ValueError(f"expert simulations={simulations!r} is invalid; allowed: an int >= 1")
         if time_ms is not None and not time_ms > 0:
@@ -127,6 +141,15 @@ class ExpertAgent:
             raise ValueError(f"expert rollouts={rollouts!r} is invalid; allowed: 'greedy' or 'policy'")
         if rollouts == "policy" and policy is None:
             raise ValueError("expert rollouts='policy' plays a network in the rollouts; give policy=<name or .npz path>")
+        if belief is not None:
+            if belief != "greedy" and not isinstance(belief, PolicyAgent):
+                raise ValueError(f"expert belief={belief!r} is invalid; allowed: None, 'greedy' or a PolicyAgent")
+            if num_players != 2:
+                raise ValueError(f"expert belief weighs a single opponent's moves; num_players={num_players} "
+                                 "is not allowed with it (2 players only)")
+            if compiled is False or not _check_compiled(compiled):
+                raise ValueError("expert belief runs in the compiled search only; it needs numba (pip install "
+                                 "c8env[fast]) and compiled=None or True")
         self.rules = rules
         self.num_players = num_players
         self.simulations = simulations
@@ -136,11 +159,13 @@ class ExpertAgent:
         self.top = top
         self.prior = float(prior)
         self.rollouts = rollouts
+        self.belief = belief
         self.rng = np.random.default_rng(seed)
         self.compiled = _check_compiled(compiled)
         self._kernel: Any = None  # the compiled search, built at the first search
         self._last: _AfterMove | None = None
         self._known: tuple[int, int] | None = None  # (cards the opponent cannot hold, how many of his cards)
+        self._observed: tuple[State, int, int] | None = None  # the opponent's last move to weigh (see _infer)
         self.last_search: tuple[list[int], np.ndarray] | None = None
         """The last decision's searched candidates and their mean rollout results (None: it had one candidate)."""
 
@@ -190,7 +215,7 @@ class ExpertAgent:
             samples = self._compiled_search(public, unseen, sizes, requirements, candidates, totals, deadline)
         else:
             samples = self._python_search(public, unseen, sizes, requirements, candidates, totals, deadline)
-        means = totals / samples
+        means = totals / samples  # samples: the summed weights under a belief
         self.last_search = (candidates, means)
         return candidates[int(np.argmax(means + bonus))]
 
@@ -212,23 +237,28 @@ class ExpertAgent:
         return samples
 
     def _compiled_search(self, public: State, unseen: list[int], sizes: list[int], requirements: dict,
-                         candidates: list[int], totals: np.ndarray, deadline: float | None) -> int:
+                         candidates: list[int], totals: np.ndarray, deadline: float | None) -> float:
         """The loop of :meth:`_search`, run by :class:`c8env.agents.search_compiled.CompiledSearch` (one call, or one
-        call per sample under a time budget); the number of samples taken."""
+        call per sample under a time budget); the summed weights of the samples taken (their number without a
+        belief)."""
         if self._kernel is None:
             from c8env.agents.search_compiled import CompiledSearch
 
             network = (self.policy.layers, self.policy.meta["activation"]) if self.rollouts == "policy" else None
-            self._kernel = CompiledSearch(self.rules, self.num_players, self.reward, network)
+            model = self.belief
+            if isinstance(model, PolicyAgent):
+                model = (model.layers, model.meta["activation"])
+            self._kernel = CompiledSearch(self.rules, self.num_players, self.reward, network, model, GREEDY_EPSILON)
         hidden = self._kernel.hidden(unseen, sizes, requirements)
+        mass = np.zeros(1)
         if deadline is None:
-            self._kernel.run(public, hidden, candidates, 0, self.simulations, self.rng, totals)
-            return self.simulations
+            self._kernel.run(public, hidden, candidates, 0, self.simulations, self.rng, totals, mass, self._observed)
+            return float(mass[0])
         for sample in range(self.simulations):
-            self._kernel.run(public, hidden, candidates, sample, sample + 1, self.rng, totals)
+            self._kernel.run(public, hidden, candidates, sample, sample + 1, self.rng, totals, mass, self._observed)
             if time.perf_counter() > deadline:
-                return sample + 1
-        return self.simulations
+                break
+        return float(mass[0])
 
     # ----- inference from the opponent's draws (2 players) ------------------------------------------
     def _remember(self, public: State, action: int) -> None:
@@ -238,14 +268,16 @@ class ExpertAgent:
         kept = held & ~(1 << action) if action < NUM_CARDS else held
         to_move = after.phase is Phase.PLAY and after.current_player == 1 and not after.pending
         follow = (after.follow_mask() | after.wild_mask(1)) if to_move else 0
-        self._last = _AfterMove(kept, tuple(public.scores), to_move, follow, after.discard[-1], after.sizes[1])
+        self._last = _AfterMove(kept, tuple(public.scores), to_move, follow, after.discard[-1], after.sizes[1], after)
         if after.hand_over:
             self._last, self._known = None, None
 
     def _infer(self, public: State) -> None:
         """A greedy opponent draws only when nothing fits and then plays the card that fits: after he
-        drew (or passed), none of his cards fits what he had to follow."""
+        drew (or passed), none of his cards fits what he had to follow. Under a belief, his turn is also
+        kept to weigh the samples by when it was one card played from his hand, without drawing."""
         last = self._last
+        self._observed = None
         if last is None:
             return
         if last.kept & ~public.held_cards(0)[0] or tuple(public.scores) != last.scores:  # a new hand
@@ -254,6 +286,9 @@ class ExpertAgent:
         if not last.opponent_to_move:
             return
         played = public.discard[-1] != last.top
+        one_card = len(public.discard) == len(last.position.discard) + 1 and public.sizes[1] == last.opponent_size - 1
+        if self.belief is not None and played and one_card:
+            self._observed = (last.position, public.discard[-1], -1 if public.suit == ANY_SUIT else public.suit)
         drew = public.sizes[1] - last.opponent_size + played
         if drew >= 1 or not played:
             self._known = (last.follow, public.sizes[1])

@@ -9,6 +9,9 @@ policy network (:func:`policy_action`) -- and sums the observer's rewards. Given
 same generator state it returns the same totals as the agent's Python loop, so the
 agent's decisions do not depend on which loop ran (``tests/agents/test_search_compiled.py``); only the
 time does.
+
+With a :class:`Belief` (``expert:belief=...``, compiled only, 2 players) each sample's rollouts are
+weighted by how likely the opponent's last observed move was in that sample (:func:`belief_weight`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from c8env.actions import NUM_ACTIONS
+from c8env.actions import DECLARE_BASE, NUM_ACTIONS
 from c8env.agents import batched
 from c8env.engine import State
 from c8env.episode import MAX_HAND_STEPS, POLICY_ROLLOUT_STEPS
@@ -28,7 +31,7 @@ from c8env.vector import kernels, rng, rule_table
 from c8env.vector.jit import jit
 from c8env.vector.kernels import MAX_CARDS, OVER, Games, Scratch, Table
 
-_PUBLIC, _WORLD, _ROLLOUT = 0, 1, 2  # the rows of the search's games
+_PUBLIC, _WORLD, _ROLLOUT, _BEFORE = 0, 1, 2, 3  # the rows of the search's games (_BEFORE: see Belief)
 _END_REASONS = {reason: index for index, reason in enumerate(kernels.END_REASONS)}
 _MAX_RULES = 2  # constraints per opponent seat (see ExpertAgent._requirements)
 _MASK64 = (1 << 64) - 1
@@ -68,6 +71,18 @@ class Network(NamedTuple):
     obs: np.ndarray  # float32[OBS_SIZE] the observation of the position
 
 
+class Belief(NamedTuple):
+    """The opponent (seat 1) model that weighs each sample, and the move it weighs: the card seat 1 played from
+    the position in row ``_BEFORE`` (his hand there is rebuilt per sample: the sample's hand plus that card) and
+    the suit he then declared. ``played < 0``: nothing to weigh, every sample weighs 1."""
+
+    played: int  # the card he played, or -1
+    declared: int  # the suit to follow after his turn (his declaration if the card asked for one), or -1
+    greedy: bool  # the model: greedy (its move has probability 1, any other ``epsilon``) or ``net`` (softmax)
+    epsilon: float
+    net: Network
+
+
 def network(layers: Sequence[tuple[np.ndarray, np.ndarray]], activation: str) -> Network:
     """The kernels' form of ``(weight (out, in), bias)`` layers with ``activation`` ``"tanh"`` or ``"relu"``;
     no layers: the empty network of greedy rollouts."""
@@ -85,17 +100,9 @@ def network(layers: Sequence[tuple[np.ndarray, np.ndarray]], activation: str) ->
 
 
 @jit
-def policy_action(g: Games, b: int, t: Table, net: Network, mask: np.ndarray) -> int:
-    """The network's masked argmax for seat 0 of row ``b`` (:meth:`c8env.agents.PolicyAgent.act` on the
-    seat's observation, up to float rounding; the lowest action id on ties)."""
-    legal, only = 0, -1
-    for a in range(mask.shape[0]):
-        if mask[a]:
-            legal += 1
-            only = a
-    if legal == 1:
-        return only
-    kernels.encode(g, b, t, 0, net.obs)
+def _last_hidden(g: Games, b: int, t: Table, seat: int, net: Network) -> tuple[np.ndarray, int]:
+    """The network's last hidden layer (activations, width) on ``seat``'s observation of row ``b``."""
+    kernels.encode(g, b, t, seat, net.obs)
     weights = net.weights
     x, width = net.obs, net.obs.shape[0]
     last = net.shapes.shape[0] - 1
@@ -118,18 +125,55 @@ def policy_action(g: Games, b: int, t: Table, net: Network, mask: np.ndarray) ->
             for j in range(size):
                 out[j] = np.tanh(out[j])
         x, width = out, size
+    return x, width
+
+
+@jit
+def _logit(net: Network, x: np.ndarray, width: int, action: int) -> float:
+    """The network's output for ``action`` from its last hidden layer ``x``."""
+    last = net.shapes.shape[0] - 1
     at = net.offsets[last]
-    bias = weights[at + net.shapes[last, 0] * width:]
+    logit = net.weights[at + net.shapes[last, 0] * width + action]
+    row = net.weights[at + action * width:at + (action + 1) * width]
+    for i in range(width):
+        logit += row[i] * x[i]
+    return logit
+
+
+@jit
+def policy_action(g: Games, b: int, t: Table, net: Network, mask: np.ndarray) -> int:
+    """The network's masked argmax for seat 0 of row ``b`` (:meth:`c8env.agents.PolicyAgent.act` on the
+    seat's observation, up to float rounding; the lowest action id on ties)."""
+    legal, only = 0, -1
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            legal += 1
+            only = a
+    if legal == 1:
+        return only
+    x, width = _last_hidden(g, b, t, 0, net)
     best, best_logit = -1, -np.inf
     for a in range(mask.shape[0]):
         if mask[a]:
-            logit = bias[a]
-            row = weights[at + a * width:at + (a + 1) * width]
-            for i in range(width):
-                logit += row[i] * x[i]
+            logit = _logit(net, x, width, a)
             if logit > best_logit:
                 best, best_logit = a, logit
     return best
+
+
+@jit
+def policy_probability(g: Games, b: int, t: Table, seat: int, net: Network, mask: np.ndarray, action: int) -> float:
+    """The network's probability of ``action`` for ``seat`` of row ``b``: its softmax over the legal actions."""
+    x, width = _last_hidden(g, b, t, seat, net)
+    top, total = -np.inf, 0.0
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            top = max(top, _logit(net, x, width, a))
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            total += np.exp(np.float64(_logit(net, x, width, a) - top))
+    chosen = np.exp(np.float64(_logit(net, x, width, action) - top))
+    return chosen / total
 
 
 @jit
@@ -229,19 +273,48 @@ def rollout(g: Games, b: int, t: Table, action: int, net: Network, w: Work, s: S
 
 
 @jit
+def _model_probability(g: Games, b: int, t: Table, belief: Belief, w: Work, action: int) -> float:
+    """The belief model's probability that seat 1, to act in row ``b``, plays ``action``."""
+    kernels.legal_mask(g, b, t, w.mask)
+    if belief.greedy:
+        return 1.0 if batched.greedy_action(g, b, t, w.mask) == action else belief.epsilon
+    return policy_probability(g, b, t, 1, belief.net, w.mask, action)
+
+
+@jit
+def belief_weight(g: Games, world: int, t: Table, belief: Belief, w: Work, s: Scratch) -> float:
+    """How likely seat 1's observed move (``belief``) was had he held row ``world``'s seat-1 hand plus the card
+    he played: the model's probability of the play, times that of his declaration if the card asked for one.
+    Uses row ``_ROLLOUT`` as scratch."""
+    if belief.played < 0:
+        return 1.0
+    copy_game(g, _BEFORE, _ROLLOUT)
+    g.held[_ROLLOUT, 1], g.twice[_ROLLOUT, 1], g.sizes[_ROLLOUT, 1] = g.held[world, 1], g.twice[world, 1], g.sizes[world, 1]
+    kernels.add_card(g, _ROLLOUT, 1, belief.played)
+    weight = _model_probability(g, _ROLLOUT, t, belief, w, belief.played)
+    kernels.apply(g, _ROLLOUT, t, belief.played, s)
+    if g.phase[_ROLLOUT] == kernels.DECLARE and g.current[_ROLLOUT] == 1 and belief.declared >= 0:
+        weight *= _model_probability(g, _ROLLOUT, t, belief, w, DECLARE_BASE + belief.declared)
+    return weight
+
+
+@jit
 def search(g: Games, t: Table, h: Hidden, candidates: np.ndarray, first: int, last: int, gen: np.ndarray,
-           totals: np.ndarray, net: Network, w: Work, s: Scratch) -> None:
+           totals: np.ndarray, mass: np.ndarray, net: Network, belief: Belief, w: Work, s: Scratch) -> None:
     """Samples ``first`` to ``last - 1`` of the search: sample 0 plays the public row as dealt, every
-    other sample deals the hidden cards anew; ``totals[i]`` sums candidate ``i``'s rollouts."""
+    other sample deals the hidden cards anew; ``totals[i]`` sums candidate ``i``'s rollouts, each times its
+    sample's :func:`belief_weight` (1 without an observed move), and ``mass[0]`` sums the weights."""
     for sample in range(first, last):
         world = _PUBLIC
         if sample > 0:
             world = _WORLD
             copy_game(g, _PUBLIC, _WORLD)
             deal_hidden(g, _WORLD, h, gen, w)
+        weight = belief_weight(g, world, t, belief, w, s)
+        mass[0] += weight
         for i in range(candidates.shape[0]):
             copy_game(g, world, _ROLLOUT)
-            totals[i] += rollout(g, _ROLLOUT, t, candidates[i], net, w, s)
+            totals[i] += weight * rollout(g, _ROLLOUT, t, candidates[i], net, w, s)
 
 
 # ----- from Python --------------------------------------------------------------------------------
@@ -302,14 +375,20 @@ def set_generator_words(generator: np.random.Generator, words: np.ndarray) -> No
 class CompiledSearch:
     """The search of one agent (its rules, player count and reward), reusable across decisions; with
     ``rollout_policy`` (:meth:`c8env.agents.PolicyAgent`'s ``layers`` and ``activation`` name) the observer's
-    moves in the rollouts are the network's."""
+    moves in the rollouts are the network's; with ``belief_model`` (``"greedy"`` or a network's layers and
+    activation) the samples are weighted by the opponent's observed move (:meth:`run`'s ``observed``)."""
 
     def __init__(self, rules: RuleSet, num_players: int, reward: str,
-                 rollout_policy: tuple[Sequence[tuple[np.ndarray, np.ndarray]], str] | None = None) -> None:
+                 rollout_policy: tuple[Sequence[tuple[np.ndarray, np.ndarray]], str] | None = None,
+                 belief_model: str | tuple[Sequence[tuple[np.ndarray, np.ndarray]], str] | None = None,
+                 epsilon: float = 0.0) -> None:
         self.num_players = num_players
         self.network = network(*(rollout_policy or ((), "tanh")))
+        greedy = not isinstance(belief_model, tuple)
+        self.belief = Belief(-1, -1, greedy, float(epsilon), network(*(((), "tanh") if greedy else belief_model)))
+        self.belief_model = belief_model
         self.table = rule_table(rules, num_players, "hand", reward, MAX_HAND_STEPS)
-        self.games = kernels.new_games(3, num_players)
+        self.games = kernels.new_games(4, num_players)
         self.work = Work(np.zeros(MAX_CARDS, dtype=np.int64), np.zeros(MAX_CARDS, dtype=np.int64),
                          np.zeros(MAX_CARDS, dtype=np.int64), np.zeros(NUM_ACTIONS, dtype=np.int8))
         self.scratch = kernels.new_scratch()
@@ -333,16 +412,27 @@ class CompiledSearch:
         return Hidden(cards, len(unseen), np.array([0, *sizes], dtype=np.int64), forbidden, counts, num_rules)
 
     def run(self, public: State, hidden: Hidden, candidates: Sequence[int], first: int, last: int,
-            generator: np.random.Generator, totals: np.ndarray) -> None:
-        """Add samples ``first`` to ``last - 1`` to ``totals`` (float64, one per candidate), drawing the
-        hidden cards from ``generator`` (advanced as the Python loop would advance it)."""
+            generator: np.random.Generator, totals: np.ndarray, mass: np.ndarray | None = None,
+            observed: tuple[State, int, int] | None = None) -> None:
+        """Add samples ``first`` to ``last - 1`` to ``totals`` (float64, one per candidate) and their weights to
+        ``mass[0]``, drawing the hidden cards from ``generator`` (advanced as the Python loop would advance it).
+        ``observed``: seat 1's last move to weigh the samples by (needs ``belief_model``): the position he played
+        from, the card he played and the suit to follow after his turn (-1: none)."""
         load_state(self.games, _PUBLIC, public)
+        belief = self.belief
+        if observed is not None:
+            if self.belief_model is None:
+                raise ValueError("CompiledSearch.run: observed is given but the search has no belief_model")
+            before, played, declared = observed
+            load_state(self.games, _BEFORE, before)
+            belief = belief._replace(played=played, declared=declared)
         gen = generator_words(generator)
         with np.errstate(over="ignore"):
             search(self.games, self.table, hidden, np.asarray(candidates, dtype=np.int64), first, last, gen,
-                   totals, self.network, self.work, self.scratch)
+                   totals, np.zeros(1) if mass is None else mass, self.network, belief, self.work, self.scratch)
         set_generator_words(generator, gen)
 
 
-__all__ = ["CompiledSearch", "Hidden", "Network", "Work", "copy_game", "deal_hidden", "generator_words", "load_state",
-           "network", "policy_action", "rollout", "search", "set_generator_words"]
+__all__ = ["Belief", "CompiledSearch", "Hidden", "Network", "Work", "belief_weight", "copy_game", "deal_hidden",
+           "generator_words", "load_state", "network", "policy_action", "policy_probability", "rollout", "search",
+           "set_generator_words"]

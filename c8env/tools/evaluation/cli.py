@@ -20,10 +20,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="c8env eval",
         description="Evaluate agents with duplicate deals and 95% Wilson intervals. Agent specs: random, greedy, "
-                    "expert[:simulations=N,time_ms=T,policy=NAME,top=K,prior=W,rollouts=greedy|policy], a shipped "
-                    "policy name, a policy file (.npz, .onnx, an SB3 .zip), or package.module:name (an agent object "
-                    "with act(observation) -> int, or a factory called with rules, num_players, seed; the current "
-                    "folder is importable). An illegal move ends its hand as that agent's loss and is counted.",
+                    "expert[:simulations=N,time_ms=T,policy=NAME,top=K,prior=W,rollouts=greedy|policy,"
+                    "belief=greedy|NAME], a shipped policy name, a policy file (.npz, .onnx, an SB3 .zip), or "
+                    "package.module:name (an agent object with act(observation) -> int, or a factory called with "
+                    "rules, num_players, seed; the current folder is importable). An illegal move ends its hand as "
+                    "that agent's loss and is counted.",
     )
     parser.add_argument("agents", nargs="*", help="one spec per seat (fewer: repeated around the table)")
     parser.add_argument("--league", action="store_true", help="round robin over the agents, with OpenSkill ratings")
