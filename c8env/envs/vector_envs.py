@@ -172,7 +172,8 @@ class SelfPlayVectorEnv(_BatchedVectorEnv):
     other seats are also paid when a hand ends. ``info["player"]`` is the seat that moved,
     ``info["current_player"]`` the seat to act next (the observation's). ``reset(seed=s)`` deals game
     ``b``'s ``k``-th episode ``State.new(num_players, rules, seed=derive_seed(s, b, k))``.
-    ``final_obs`` is the finished game's view of its player to act. Arguments as :func:`c8env.raw_env`.
+    ``final_obs`` is the finished game's view of its player to act. Arguments as :func:`c8env.raw_env`;
+    ``threads``: those the games are stepped on (:class:`c8env.vector.VectorGames`; the same games for any number).
 
     Info keys after ``reset`` and every step, for every game: ``player`` (-1 after ``reset``),
     ``rewards``, ``current_player``, ``action_mask``, and the step's hand as ``SingleAgentEnv`` gives it:
@@ -182,8 +183,8 @@ class SelfPlayVectorEnv(_BatchedVectorEnv):
     """
 
     def __init__(self, num_envs: int = 16, num_players: int = 2, rules: str | dict | RuleSet = "standard",
-                 reward: str = "win", episode: str = "hand", max_steps: int | None = None) -> None:
-        self.games = VectorGames(num_envs, num_players, rules, episode, reward, max_steps)
+                 reward: str = "win", episode: str = "hand", max_steps: int | None = None, threads: int = 1) -> None:
+        self.games = VectorGames(num_envs, num_players, rules, episode, reward, max_steps, threads=threads)
         self._spaces(self.games.num_envs)
         self.num_players = self.games.num_players
 

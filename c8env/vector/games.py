@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import itertools
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -99,10 +101,14 @@ class VectorGames:
 
     def __init__(self, num_envs: int, num_players: int = 2, rules: str | dict | RuleSet = "standard",
                  episode: str = "hand", reward: str = "win", max_steps: int | None = None,
-                 autoreset: bool = True, observations: bool = True) -> None:
+                 autoreset: bool = True, observations: bool = True, threads: int = 1) -> None:
         if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
             raise ValueError(f"num_envs={num_envs!r} is invalid; allowed: an int >= 1")
+        if not isinstance(threads, (int, np.integer)) or isinstance(threads, bool) or threads < 1:
+            raise ValueError(f"threads={threads!r} is invalid; allowed: an int >= 1")
         self.num_envs = int(num_envs)
+        #: Threads that :meth:`step` shares the games among (contiguous ranges of slots).
+        self.threads = int(threads)
         self.num_players = check_num_players(num_players)
         self.rules = load_rules(rules)
         check_deal_fits(self.rules, self.num_players)  # refused here, not at the first reset
@@ -123,6 +129,11 @@ class VectorGames:
         self._done = np.zeros(self.num_envs, dtype=bool)
         self._sampler = np.zeros(6, dtype=np.uint64)
         self._scratch = kernels.new_scratch()
+        bounds = [self.num_envs * k // self.threads for k in range(self.threads + 1)]
+        self._shards = [(lo, hi) for lo, hi in itertools.pairwise(bounds) if hi > lo]
+        self._scratches = [self._scratch] + [kernels.new_scratch() for _ in self._shards[1:]]
+        # the caller's thread steps the first range; the pool (its threads exit when the games are collected) the rest
+        self._pool = ThreadPoolExecutor(len(self._shards) - 1) if len(self._shards) > 1 else None
         self._all = np.ones(self.num_envs, dtype=bool)
         self._has_reset = False
 
@@ -188,11 +199,16 @@ class VectorGames:
             shown = action_text(int(actions[b])) if in_range else f"out of range 0..{NUM_ACTIONS - 1}"
             raise IllegalActionError(f"action {int(actions[b])} ({shown}) is illegal in game {b} for player "
                                      f"{int(self.games.current[b])}; legal: {allowed}")
-        self.results.hand_over[:] = False
         with np.errstate(over="ignore"):
-            kernels.step_all(self.games, self._table, actions, active, self.rewards, self.terminated,
-                             self.truncated, self.final_observation, self.autoreset, self._scratch, self.results)
-            self._observe(active)
+            common = (self.games, self._table, actions, active, self.rewards, self.terminated, self.truncated,
+                      self.final_observation, self.autoreset)
+            after = (self.results, self.observations, self.observation, self.action_mask)
+            pending = [self._pool.submit(kernels.step_range, *common, scratch, *after, lo, hi)
+                       for scratch, (lo, hi) in zip(self._scratches[1:], self._shards[1:], strict=True)]
+            lo, hi = self._shards[0]
+            kernels.step_range(*common, self._scratch, *after, lo, hi)
+            for future in pending:
+                future.result()
         if not self.autoreset:
             self._done |= self.terminated | self.truncated
         return self.rewards, self.terminated, self.truncated

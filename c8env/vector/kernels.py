@@ -754,15 +754,21 @@ def first_illegal(actions: np.ndarray, active: np.ndarray, masks: np.ndarray) ->
 
 
 @jit
-def step_all(g: Games, t: Table, actions: np.ndarray, active: np.ndarray, rewards: np.ndarray,
-             terminated: np.ndarray, truncated: np.ndarray, final_obs: np.ndarray, autoreset: bool,
-             s: Scratch, res: HandResults) -> None:
-    """One move (:func:`move`) in every game where ``active[b]`` (the others: unchanged, reward 0, flags
-    False; ``res.hand_over`` is cleared by the caller)."""
-    for b in range(g.current.shape[0]):
+def step_range(g: Games, t: Table, actions: np.ndarray, active: np.ndarray, rewards: np.ndarray,
+               terminated: np.ndarray, truncated: np.ndarray, final_obs: np.ndarray, autoreset: bool, s: Scratch,
+               res: HandResults, observations: bool, obs: np.ndarray, masks: np.ndarray, lo: int, hi: int) -> None:
+    """One move (:func:`move`) in every game ``b`` from ``lo`` to ``hi - 1`` where ``active[b]``, then its legal
+    mask and, with ``observations``, its observation (the others: unchanged, reward 0, flags False, no hand
+    over). Games are independent: a batch may be stepped in ranges on several threads, each with its own
+    ``s``."""
+    for b in range(lo, hi):
         clear(b, rewards, terminated, truncated)
+        res.hand_over[b] = False
         if active[b]:
             move(g, b, t, actions[b], rewards, terminated, truncated, final_obs, autoreset, s, res, -1)
+            if observations:
+                encode(g, b, t, g.current[b], obs[b])
+            legal_mask(g, b, t, masks[b])
 
 
 @jit
@@ -811,4 +817,4 @@ def random_actions(masks: np.ndarray, gen: np.ndarray, out: np.ndarray) -> None:
 __all__ = ["END_REASONS", "MAX_CARDS", "OBS_SIZE", "Games", "HandResults", "Scratch", "Table", "add_card", "apply",
            "clear", "deal_slots", "derive_seeds", "encode", "first_illegal", "hand_rewards", "legal_mask", "match_over",
            "match_winner", "move", "new_game", "new_games", "new_results", "new_scratch", "observe_all", "observe_slots",
-           "random_actions", "reset_all", "step_all"]
+           "random_actions", "reset_all", "step_range"]
