@@ -19,8 +19,7 @@ log-probability of each can be added to the mean results. Guided by ``distill-st
 hands, in 0.93x its time per move (guided by ``ppo-standard-2p``: as strong, 50.0%).
 With ``rollouts=policy`` the network also plays the searcher's own moves in the rollouts
 (its first ``POLICY_ROLLOUT_STEPS`` moves; the other players stay greedy, the model its
-inference assumes), so a move is judged by how the network would go on (README,
-"Stronger than the search"; docs/strength.md).
+inference assumes), so a move is judged by how the network would go on (docs/strength.md).
 
 Inference from play (``expert:belief=MODEL``, 2 players, compiled search only): each sample of the
 hidden cards is weighted by how likely the opponent's last move was, had he held that sample's hand,

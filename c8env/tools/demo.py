@@ -91,7 +91,7 @@ def play_demo(num_players: int = 2, rules: str | RuleSet = "standard", seed: int
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line's parser (the README's commands are checked against it)."""
+    """The command line's parser (the docs' commands are checked against it)."""
     parser = Parser(prog="c8env demo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--players", type=int_between(2, 7), default=2)
     parser.add_argument("--rules", default="standard", help="preset name or YAML path")

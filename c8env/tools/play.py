@@ -164,7 +164,7 @@ def play_game(agent_specs: Sequence[str], num_players: int = 2, rules: str | Rul
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line's parser (the README's commands are checked against it)."""
+    """The command line's parser (the docs' commands are checked against it)."""
     parser = Parser(prog="c8env play", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agent", action="append", metavar="SPEC",
                         help="opponent spec, repeated around the table (default greedy); one of "

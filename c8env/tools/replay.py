@@ -270,7 +270,7 @@ def view_replay(data: Mapping[str, Any], seat: int | None = None, ask: Callable[
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line's parser (the README's commands are checked against it)."""
+    """The command line's parser (the docs' commands are checked against it)."""
     parser = argparse.ArgumentParser(prog="c8env replay", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", help="a replay JSON file (downloaded from c8env serve)")

@@ -26,7 +26,7 @@ def is_loopback(host: str) -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line's parser (the README's commands are checked against it)."""
+    """The command line's parser (the docs' commands are checked against it)."""
     parser = argparse.ArgumentParser(prog="c8env serve", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1",

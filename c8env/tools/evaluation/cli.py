@@ -16,7 +16,7 @@ from c8env.tools.evaluation.runner import evaluate, league
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line's parser (the README's commands are checked against it)."""
+    """The command line's parser (the docs' commands are checked against it)."""
     parser = Parser(
         prog="c8env eval",
         description="Evaluate agents with duplicate deals and 95% Wilson intervals. Agent specs: random, greedy, "
