@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import itertools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -18,8 +17,11 @@ from c8env.episode import DEFAULT_MAX_STEPS, check_episode_args
 from c8env.observation import OBS_SIZE
 from c8env.rules import RuleSet, load_rules
 from c8env.vector import kernels, rng
+from c8env.vector.jit import bound
 
 _STOCK_MODES = {"reshuffle": 0, "pass": 1, "end": 2}
+#: Games a thread steps at a time when a batch is stepped on several threads (``VectorGames(threads=N)``).
+RANGE = 128
 
 
 def check_slots(slots: Any, size: int, name: str = "slots") -> np.ndarray:
@@ -129,11 +131,12 @@ class VectorGames:
         self._done = np.zeros(self.num_envs, dtype=bool)
         self._sampler = np.zeros(6, dtype=np.uint64)
         self._scratch = kernels.new_scratch()
-        bounds = [self.num_envs * k // self.threads for k in range(self.threads + 1)]
-        self._shards = [(lo, hi) for lo, hi in itertools.pairwise(bounds) if hi > lo]
-        self._scratches = [self._scratch] + [kernels.new_scratch() for _ in self._shards[1:]]
-        # the caller's thread steps the first range; the pool (its threads exit when the games are collected) the rest
-        self._pool = ThreadPoolExecutor(len(self._shards) - 1) if len(self._shards) > 1 else None
+        self._ranges = [(lo, min(lo + RANGE, self.num_envs)) for lo in range(0, self.num_envs, RANGE)]
+        workers = min(self.threads, len(self._ranges))
+        self._scratches = [self._scratch] + [kernels.new_scratch() for _ in range(workers - 1)]
+        # the caller's thread and the pool's take the ranges; the pool's threads exit when the games are collected
+        self._pool = ThreadPoolExecutor(workers - 1) if workers > 1 else None
+        self._step: Callable[..., None] | None = None  # step_range bound to these arrays' types at the first step
         self._all = np.ones(self.num_envs, dtype=bool)
         self._has_reset = False
 
@@ -200,18 +203,34 @@ class VectorGames:
             raise IllegalActionError(f"action {int(actions[b])} ({shown}) is illegal in game {b} for player "
                                      f"{int(self.games.current[b])}; legal: {allowed}")
         with np.errstate(over="ignore"):
-            common = (self.games, self._table, actions, active, self.rewards, self.terminated, self.truncated,
-                      self.final_observation, self.autoreset)
-            after = (self.results, self.observations, self.observation, self.action_mask)
-            pending = [self._pool.submit(kernels.step_range, *common, scratch, *after, lo, hi)
-                       for scratch, (lo, hi) in zip(self._scratches[1:], self._shards[1:], strict=True)]
-            lo, hi = self._shards[0]
-            kernels.step_range(*common, self._scratch, *after, lo, hi)
-            for future in pending:
-                future.result()
+            self._step_ranges(np.ascontiguousarray(actions), np.ascontiguousarray(active))
         if not self.autoreset:
             self._done |= self.terminated | self.truncated
         return self.rewards, self.terminated, self.truncated
+
+    def _step_ranges(self, actions: np.ndarray, active: np.ndarray) -> None:
+        """:func:`c8env.vector.kernels.step_range` over all the games: in one call on one thread; on several, in
+        ranges of :data:`RANGE` games that each thread takes one after the other until none is left (a thread
+        that other processes hold back takes fewer), each thread with its own scratch space."""
+        before = (self.games, self._table, actions, active, self.rewards, self.terminated, self.truncated,
+                  self.final_observation, self.autoreset)
+        after = (self.results, self.observations, self.observation, self.action_mask)
+        if self._step is None:
+            self._step = bound(kernels.step_range, *before, self._scratch, *after, 0, 0)
+        step = self._step
+        if self._pool is None:
+            step(*before, self._scratch, *after, 0, self.num_envs)
+            return
+        ranges = iter(self._ranges)  # shared by the threads: next() on a list iterator is atomic
+
+        def take(scratch: kernels.Scratch) -> None:
+            for lo, hi in ranges:
+                step(*before, scratch, *after, lo, hi)
+
+        pending = [self._pool.submit(take, scratch) for scratch in self._scratches[1:]]
+        take(self._scratch)
+        for future in pending:
+            future.result()
 
     @property
     def table(self) -> kernels.Table:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable)
 
@@ -40,4 +40,14 @@ def inline(function: F) -> F:
     return numba.njit(cache=True, nogil=True, inline="always")(function)
 
 
-__all__ = ["COMPILED", "inline", "jit"]
+def bound(kernel: F, *args: Any) -> F:
+    """``kernel`` compiled (or loaded from the cache) for the types of ``args``, to be called without numba's
+    dispatch: the types of tuples of arrays (:class:`c8env.vector.kernels.Games`) are found in Python at each
+    call, about 15 us, more than a thread's share of a step. Every later call must pass arguments of exactly
+    those types (dtype, dimensions, C-contiguous arrays): they are not checked. Without numba: ``kernel``."""
+    if not COMPILED:
+        return kernel
+    return kernel.compile(tuple(kernel.typeof_pyval(arg) for arg in args))
+
+
+__all__ = ["COMPILED", "bound", "inline", "jit"]

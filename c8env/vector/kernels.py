@@ -148,7 +148,7 @@ class Table(NamedTuple):
 
 
 # ----- small helpers ----------------------------------------------------------------------------------
-@jit
+@inline
 def add_card(g: Games, b: int, p: int, card: int) -> None:
     """Seat ``p`` of game ``b`` takes ``card`` into his hand."""
     bit = np.int64(1) << card
@@ -159,7 +159,7 @@ def add_card(g: Games, b: int, p: int, card: int) -> None:
     g.sizes[b, p] += 1
 
 
-@jit
+@inline
 def _remove(g: Games, b: int, p: int, card: int) -> None:
     bit = np.int64(1) << card
     if g.twice[b, p] & bit:
@@ -169,7 +169,7 @@ def _remove(g: Games, b: int, p: int, card: int) -> None:
     g.sizes[b, p] -= 1
 
 
-@jit
+@inline
 def _set_top(g: Games, b: int, suit: int, rank: int) -> None:
     g.suit[b] = suit
     g.rank[b] = rank
@@ -332,7 +332,7 @@ def derive_seeds(first: np.ndarray, second: np.ndarray, out: np.ndarray, s: Scra
 
 
 # ----- legal actions ----------------------------------------------------------------------------------
-@jit
+@inline
 def _may_draw(g: Games, b: int, t: Table, playable: int) -> bool:
     if t.max_draws >= 0 and g.draws[b] >= t.max_draws:
         return False
@@ -341,7 +341,7 @@ def _may_draw(g: Games, b: int, t: Table, playable: int) -> bool:
     return g.stock_len[b] > 0 or (t.stock_exhausted == 0 and g.discard_len[b] > 1)
 
 
-@jit
+@inline
 def legal_mask(g: Games, b: int, t: Table, mask: np.ndarray) -> None:
     """Write the 60 legal-action flags of game ``b``'s player to act into ``mask``."""
     mask[:] = 0
@@ -375,14 +375,14 @@ def legal_mask(g: Games, b: int, t: Table, mask: np.ndarray) -> None:
 
 
 # ----- transitions ------------------------------------------------------------------------------------
-@jit
+@inline
 def _advance(g: Games, b: int, t: Table, step: int) -> None:
     g.current[b] = (g.current[b] + step * g.direction[b]) % t.num_players
     g.phase[b] = PLAY
     g.draws[b] = 0
 
 
-@jit
+@inline
 def _end_turn_after_play(g: Games, b: int, t: Table) -> None:
     step = 1
     if g.rank[b] >= 0:  # a card played as a wild card (rank -1) carries no effect
@@ -394,7 +394,7 @@ def _end_turn_after_play(g: Games, b: int, t: Table) -> None:
     _advance(g, b, t, step)
 
 
-@jit
+@inline
 def _after_play(g: Games, b: int, t: Table, p: int) -> None:
     if t.last_card_call and g.sizes[b, p] == 1:
         g.phase[b] = ANNOUNCE_PHASE
@@ -444,13 +444,13 @@ def _reshuffle(g: Games, b: int, s: Scratch) -> None:
     g.discard_len[b] = 1
 
 
-@jit
+@inline
 def _pop_stock(g: Games, b: int) -> int:
     g.stock_len[b] -= 1
     return g.stock[b, g.stock_len[b]]
 
 
-@jit
+@inline
 def _draw(g: Games, b: int, p: int, s: Scratch) -> None:
     if g.stock_len[b] == 0:
         _reshuffle(g, b, s)
@@ -494,7 +494,7 @@ def _take_penalty(g: Games, b: int, t: Table, p: int, s: Scratch) -> None:
     _advance(g, b, t, 1)
 
 
-@jit
+@inline
 def _pass(g: Games, b: int, t: Table, p: int) -> None:
     if g.suit[b] != ANY_SUIT:
         g.voids[b, p] |= 1 << g.suit[b]
@@ -509,7 +509,7 @@ def _pass(g: Games, b: int, t: Table, p: int) -> None:
     _advance(g, b, t, 1)
 
 
-@jit
+@inline
 def _play(g: Games, b: int, t: Table, p: int, card: int) -> None:
     _remove(g, b, p, card)
     g.discard[b, g.discard_len[b]] = card
@@ -534,7 +534,7 @@ def _play(g: Games, b: int, t: Table, p: int, card: int) -> None:
     _after_play(g, b, t, p)
 
 
-@jit
+@inline
 def apply(g: Games, b: int, t: Table, action: int, s: Scratch) -> None:
     """Apply a legal action of game ``b``'s player to act (legality is checked by the caller)."""
     p = g.current[b]
@@ -629,7 +629,7 @@ def hand_rewards(g: Games, b: int, t: Table, out: np.ndarray) -> None:
 
 
 # ----- observation ------------------------------------------------------------------------------------
-@jit
+@inline
 def encode(g: Games, b: int, t: Table, seat: int, obs: np.ndarray) -> None:
     """Write ``seat``'s observation vector of game ``b`` (``c8env.observation.encode_observation``)."""
     obs[:] = 0.0

@@ -8,6 +8,7 @@ import pytest
 
 from c8env.envs.vector_envs import SelfPlayVectorEnv
 from c8env.vector import VectorGames
+from c8env.vector import games as games_module
 
 
 def assert_same(one: VectorGames, many: VectorGames, where: str) -> None:
@@ -21,16 +22,19 @@ def assert_same(one: VectorGames, many: VectorGames, where: str) -> None:
     for name in ("hand_winner", "end_reason", "scores", "match_winner"):
         assert np.array_equal(getattr(one.results, name)[over], getattr(many.results, name)[over]), \
             f"results.{name} differs at {where}"
-    assert [one.to_dict(b) for b in range(one.num_envs)] == [many.to_dict(b) for b in range(many.num_envs)], where
+    for name, array in one.games._asdict().items():  # every game's whole state
+        assert np.array_equal(array, getattr(many.games, name)), f"games.{name} differs at {where}"
 
 
-@pytest.mark.parametrize("num_envs,threads,num_players,rules,episode,observations", [
-    (64, 2, 2, "standard", "hand", True),
-    (13, 3, 3, "five_hands", "match", True),
-    (3, 4, 4, "uno_like", "hand", False),  # more threads than games
+@pytest.mark.parametrize("num_envs,threads,num_players,rules,episode,observations,range_size", [
+    (300, 2, 2, "standard", "hand", True, games_module.RANGE),
+    (61, 3, 3, "five_hands", "match", True, 4),  # ranges of 4 games, the last one shorter
+    (3, 4, 4, "uno_like", "hand", False, 1),  # more threads than games
 ])
 def test_threads_play_the_games_of_one_thread(num_envs: int, threads: int, num_players: int, rules: str,
-                                              episode: str, observations: bool) -> None:
+                                              episode: str, observations: bool, range_size: int,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(games_module, "RANGE", range_size)
     kwargs = {"num_players": num_players, "rules": rules, "episode": episode, "reward": "points", "max_steps": 80,
               "observations": observations}
     one, many = VectorGames(num_envs, threads=1, **kwargs), VectorGames(num_envs, threads=threads, **kwargs)
@@ -54,6 +58,7 @@ def test_threads_play_the_games_of_one_thread(num_envs: int, threads: int, num_p
             many.reset_deals(seeds, slots)
             assert_same(one, many, "reset_deals")
     assert ended > num_envs  # truncations, hand and match ends and autoresets all happened along the way
+    assert [one.to_dict(b) for b in range(num_envs)] == [many.to_dict(b) for b in range(num_envs)]
 
 
 @pytest.mark.parametrize("threads", [0, -1, True, 1.5, "2", None])
