@@ -3,9 +3,9 @@
     python -m training.export RUN_OR_CHECKPOINT OUT.npz [--best]
     python -m training.export RUN_OR_CHECKPOINT OUT.onnx [--best]
 
-``RUN_OR_CHECKPOINT`` is a run directory (its latest checkpoint, or ``best.zip`` with
-``--best``) or a checkpoint ``.zip`` written by :mod:`training.train` (its ``.json``
-sidecar, or the run's ``config.yaml``, gives the player count and rules). The file
+``RUN_OR_CHECKPOINT`` is a run directory (its newest intact checkpoint, damaged ones named and
+skipped as ``--resume`` does; or ``best.zip`` with ``--best``) or a checkpoint ``.zip`` written by
+:mod:`training.train` (its ``.json`` sidecar, or the run's ``config.yaml``, gives the player count and rules). The file
 format is described in :mod:`c8env.agents.policy`; the exported agent plays the
 masked argmax of the logits, the SB3 model's deterministic action. ``OUT.onnx`` writes the
 same actor (features, policy net, action net: observation batch ``observation`` [batch, 245]
@@ -26,6 +26,7 @@ from typing import Any
 from c8env.rules import load_rules
 from c8env.tools.argcheck import Parser, check_rules_arg, int_between, new_file
 from c8env.tools.onnx_export import export_onnx
+from training.checkpoints import damaged_list, resumable_checkpoint
 from training.config import TrainConfig, config_from_dict, load_config
 
 
@@ -41,17 +42,6 @@ def export_policy(model: Any, path: str | Path, num_players: int, rules: Any, de
     return save_npz(model, path, num_players, rules, description)  # atomic: env workers never read half a snapshot
 
 
-def latest_checkpoint(run_dir: str | Path) -> Path | None:
-    """The newest complete checkpoint ``.zip`` of a run (one whose ``.json`` sidecar exists), or None."""
-    folder = Path(run_dir) / "checkpoints"
-    done = sorted(folder.glob("ckpt_*.json"))
-    for meta in reversed(done):
-        archive = meta.with_suffix(".zip")
-        if archive.is_file():
-            return archive
-    return None
-
-
 def checkpoint_config(archive: Path) -> TrainConfig | None:
     """The training config of a checkpoint: its sidecar's, else the run directory's ``config.yaml``."""
     sidecar = archive.with_suffix(".json")
@@ -64,13 +54,21 @@ def checkpoint_config(archive: Path) -> TrainConfig | None:
 
 
 def resolve_checkpoint(source: str | Path, best: bool = False) -> Path:
-    """The checkpoint ``.zip`` named by a run directory or a path."""
+    """The checkpoint ``.zip`` named by a run directory (its newest intact checkpoint, as ``--resume`` takes: damaged
+    ones are named in one line on stderr and skipped) or a path."""
     source = Path(source)
+    if source.is_dir() and best:
+        if not (source / "best.zip").is_file():
+            raise ValueError(f"run directory {str(source)!r} has no best.zip")
+        return source / "best.zip"
     if source.is_dir():
-        archive = source / "best.zip" if best else latest_checkpoint(source)
-        if archive is None or not archive.is_file():
-            what = "best.zip" if best else "a checkpoint (checkpoints/ckpt_*.zip)"
-            raise ValueError(f"run directory {str(source)!r} has no {what}")
+        archive, damaged = resumable_checkpoint(source)
+        if archive is None:
+            raise ValueError(f"run directory {str(source)!r} has no intact checkpoint (checkpoints/ckpt_*.zip with its "
+                             f".json){', ' + damaged_list(damaged) if damaged else ''}")
+        if damaged:
+            print(f"{damaged_list(damaged)}: skipped; exporting {archive.name}, the newest intact one", file=sys.stderr,
+                  flush=True)
         return archive
     if source.suffix == ".json" and source.with_suffix(".zip").is_file():
         return source.with_suffix(".zip")

@@ -38,12 +38,12 @@ import shutil
 import signal
 import sys
 import time
-import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from c8env.seeding import derive_seed
 from c8env.tools.argcheck import Parser, int_at_least
+from training.checkpoints import damaged_list, resumable_checkpoint
 from training.config import TrainConfig, describe, load_config, parse_overrides
 from training.envs import make_pool
 from training.evaluation import EVAL_SEED, FINAL_SEED, eval_scalars, evaluate_policy, record_evaluation, results_table
@@ -194,54 +194,6 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
 
 
 # ----- the run directory ------------------------------------------------------------------------------
-#: What an SB3 checkpoint archive holds at least (``model.save``).
-CHECKPOINT_MEMBERS = ("data", "policy.pth")
-
-
-def checkpoint_problem(stem: Path) -> str | None:
-    """What is wrong with the checkpoint ``stem`` (``.../ckpt_<step>``: its ``.zip`` and ``.json`` sidecar), in a
-    few words, or None when both files are there and read back whole."""
-    archive, sidecar = stem.with_suffix(".zip"), stem.with_suffix(".json")
-    if not archive.is_file():
-        return "its .zip is missing"
-    if not sidecar.is_file():
-        return "its .json sidecar is missing"
-    try:
-        saved = json.loads(sidecar.read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        return f"its .json is not readable JSON ({type(err).__name__}: {str(err)[:80]})"
-    step = saved.get("step") if isinstance(saved, dict) else None
-    if not isinstance(step, int) or not isinstance(saved.get("config"), dict) or f"ckpt_{step:010d}" != stem.name:
-        return "its .json is not this checkpoint's record (step, config)"
-    try:
-        with zipfile.ZipFile(archive) as zf:
-            missing = [name for name in CHECKPOINT_MEMBERS if name not in zf.namelist()]
-            bad = None if missing else zf.testzip()
-    except Exception as err:  # BadZipFile, EOFError, zlib.error, OSError: a truncated or garbled archive
-        return f"its .zip is truncated or corrupt ({type(err).__name__}: {str(err)[:80]})"
-    if missing:
-        return f"its .zip is truncated or corrupt (no {' or '.join(missing)} in it)"
-    if bad is not None:
-        return f"its .zip is truncated or corrupt (bad CRC in {bad})"
-    return None
-
-
-def resumable_checkpoint(run_dir: Path) -> tuple[Path | None, list[tuple[Path, str]]]:
-    """The newest intact checkpoint ``.zip`` of a run (or None), and every damaged checkpoint (its stem and what
-    is wrong), newest first. A checkpoint cut short while being written (``.partial.zip``) is neither."""
-    folder = run_dir / "checkpoints"
-    stems = {p.with_suffix("") for p in folder.glob("ckpt_*.json")}
-    stems |= {p.with_suffix("") for p in folder.glob("ckpt_*.zip") if not p.name.endswith(".partial.zip")}
-    intact, damaged = None, []
-    for stem in sorted(stems, reverse=True):
-        problem = checkpoint_problem(stem)
-        if problem is not None:
-            damaged.append((stem, problem))
-        elif intact is None:
-            intact = stem.with_suffix(".zip")
-    return intact, damaged
-
-
 def set_damaged_aside(damaged: list[tuple[Path, str]]) -> Path | None:
     """Move the files of damaged checkpoints to ``checkpoints/damaged/`` (kept for a look, out of the run's way);
     returns that folder."""
@@ -271,14 +223,14 @@ def open_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> Path | N
         raise ValueError(f"run directory {str(run_dir)!r} already holds a run (checkpoint {newest}); "
                          "pass --resume to continue it, --overwrite to start again, or change name/seed")
     if damaged:
-        listed = "; ".join(f"{stem.name} ({problem})" for stem, problem in damaged)
+        listed = damaged_list(damaged)
         if archive is None:
-            raise ValueError(f"--resume: no intact checkpoint in {str(run_dir / 'checkpoints')!r}, every one is "
-                             f"damaged: {listed}; start again without --resume: --overwrite replaces the run, or give it a new "
-                             "name or seed (--set name=NEW, --seed N)")
+            raise ValueError(f"--resume: no intact checkpoint in {str(run_dir / 'checkpoints')!r}, {listed}; start "
+                             "again without --resume: --overwrite replaces the run, or give it a new name or seed "
+                             "(--set name=NEW, --seed N)")
         folder = set_damaged_aside(damaged)
-        print(f"damaged checkpoint{'s' * (len(damaged) > 1)} {listed}: moved to {folder}; resuming from "
-              f"{archive.name}, the newest intact one", file=sys.stderr, flush=True)
+        print(f"{listed}: moved to {folder}; resuming from {archive.name}, the newest intact one", file=sys.stderr,
+              flush=True)
     if archive is None and run_dir.is_dir():  # a run stopped before its first checkpoint: start afresh
         if resume:
             print(f"no checkpoint in {run_dir}: starting a fresh run", file=sys.stderr, flush=True)

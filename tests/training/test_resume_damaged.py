@@ -1,6 +1,7 @@
 """``--resume`` of a run whose latest checkpoint is damaged: a truncated ``.zip``, a garbled ``.json``, one of
 the pair deleted. The run says so in one line and resumes from the newest intact checkpoint; with none intact it
-says in one line how to start again, and touches nothing.
+says in one line how to start again, and touches nothing. ``python -m training.export RUN OUT`` takes the same
+newest intact checkpoint (or says in one line that there is none).
 
 One tiny run (the smallest settings of tests/training/test_training.py, its envs in this process) writes
 checkpoints at steps 0, 512 and 1024; each case damages a copy of it and resumes the copy in this process."""
@@ -13,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from c8env.agents import load
 from tests.training.test_training import TINY
-from training.train import checkpoint_problem, main, resumable_checkpoint
+from training.checkpoints import checkpoint_problem, resumable_checkpoint
+from training.export import main as export
+from training.train import main
 
 SETTINGS = {**TINY, "vec_env": "dummy", "n_envs": 4, "n_workers": 1, "eval_workers": 1, "total_steps": 1024,
             "keep_checkpoints": 3, "eval_deals": 4, "final_eval_deals": 4}
@@ -122,3 +126,27 @@ def test_with_no_intact_checkpoint_resume_says_how_to_start_again(tiny_run, tmp_
     with pytest.raises(SystemExit) as stop:
         main(["--config", str(config), "--no-progress"])
     assert stop.value.code == 2 and "already holds a run" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_export_of_a_run_skips_damaged_checkpoints(tiny_run, tmp_path, capsys) -> None:
+    run = copy_of(tiny_run, tmp_path)
+    truncate(ckpt(run, 1024, ".zip"))
+    export([str(run), str(tmp_path / "policy.npz")])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("damaged checkpoint")]
+    assert len(lines) == 1, err
+    assert "ckpt_0000001024 (its .zip is truncated or corrupt" in lines[0]
+    assert "skipped; exporting ckpt_0000000512.zip, the newest intact one" in lines[0]
+    assert "512 steps" in load(str(tmp_path / "policy.npz")).meta["description"]
+    assert ckpt(run, 1024, ".zip").is_file()  # exporting reads the run, it moves nothing
+    ckpt(run, 512, ".json").unlink()
+    ckpt(run, 0, ".zip").write_bytes(b"PK\x03\x04 not a zip at all")
+    with pytest.raises(SystemExit) as stop:
+        export([str(run), str(tmp_path / "none.npz")])
+    message = [line for line in capsys.readouterr().err.splitlines() if "no intact checkpoint" in line]
+    assert stop.value.code == 2 and len(message) == 1
+    for words in ("ckpt_0000001024 (its .zip is truncated", "ckpt_0000000512 (its .json sidecar is missing",
+                  "ckpt_0000000000 (its .zip is truncated or corrupt"):
+        assert words in message[0], message[0]
+    assert not (tmp_path / "none.npz").exists()
