@@ -18,6 +18,12 @@ own process (start-up, imports and the compiled kernels' cache load included), m
 of 3 runs, interleaved; and, apart, the batched engine's first call with an empty numba
 cache (compiling the kernels) against one with the cache.
 
+``python -m c8env.tools.speed vector`` times the batched engine (``VectorGames``) under masked-random play
+at B = 1, 64 and 1024, with and without observations, beside the scalar engine and OpenSpiel's
+C++ random loop; then B = 1024, 2 players, with observations, on one thread and on ``--threads N``
+(2: both cores of the development machine) beside OpenSpiel's C++ loop, runs interleaved, with
+the load average (other processes on the cores hold the threads back).
+
 ``python -m c8env.tools.speed engine`` measures engine decisions per second for random
 play as an outside Python loop drives it (``state.legal_actions()``,
 ``random.Random.choice``, ``state.apply``), median of 5 runs, and, when the
@@ -288,11 +294,13 @@ def bench_engine(decisions: int) -> None:
         print(f"{num_players:>7} | {ours:12,.0f} | {other} | {ratio}")
 
 
-def vector_steps(num_players: int, batch: int, steps: int, seed: int, observations: bool = True) -> float:
-    """Game steps per second of the batched engine under masked-random play (all games step together)."""
+def vector_steps(num_players: int, batch: int, steps: int, seed: int, observations: bool = True,
+                 threads: int = 1) -> float:
+    """Game steps per second of the batched engine under masked-random play (all games step together, on
+    ``threads`` threads)."""
     from c8env.vector import VectorGames
 
-    games = VectorGames(batch, num_players, observations=observations)
+    games = VectorGames(batch, num_players, observations=observations, threads=threads)
     games.reset(seed)
     rounds = max(1, steps // batch)
     start = time.perf_counter()
@@ -328,8 +336,39 @@ def openspiel_cpp_decisions(num_players: int, games: int, seed: int) -> float | 
     return decisions / seconds
 
 
-def bench_vector(steps: int) -> None:
-    """The batched engine at B = 1, 64, 1024 with and without observations, beside the scalar engine."""
+def bench_threads(steps: int, threads: int, runs: int = RUNS, openspiel_games: int = 1000) -> None:
+    """The batched engine at B = 1024, 2 players, with observations, on 1 and ``threads`` threads, and OpenSpiel's
+    C++ random loop, runs interleaved (a change in the machine's load hits all three alike), with the load
+    average before and after (other processes on the cores hold the threads back)."""
+    counts = sorted({1, threads})
+    vector_steps(2, 1024, 1024, 0, threads=threads)  # the kernels loaded and the threads started before timing
+    before = os.getloadavg()
+    rates: dict[str, list[float]] = {f"{n} thread{'s' * (n > 1)}": [] for n in counts}
+    rates["OpenSpiel's C++ random loop"] = []
+    for run in range(runs):
+        for n in counts:
+            rates[f"{n} thread{'s' * (n > 1)}"].append(vector_steps(2, 1024, steps, run, threads=n))
+        cpp = openspiel_cpp_decisions(2, openspiel_games, run)
+        if cpp is None:
+            del rates["OpenSpiel's C++ random loop"]
+            break
+        rates["OpenSpiel's C++ random loop"].append(cpp)
+    after = os.getloadavg()
+    median = {name: statistics.median(values) for name, values in rates.items()}
+    cpp = median.get("OpenSpiel's C++ random loop")
+    print(f"vector, threads: 2 players, B = 1024, observation + mask, game steps/s (OpenSpiel: decisions/s of "
+          f"{openspiel_games:,} games, no observations), median of {runs} interleaved runs of ~{steps:,} steps; "
+          f"{os.cpu_count()} CPUs, load average (1, 5, 15 min) {' '.join(f'{x:.2f}' for x in before)} before, "
+          f"{' '.join(f'{x:.2f}' for x in after)} after")
+    print(f"{'':>27} | {'per second':>10} | {'vs 1 thread':>11} | vs OpenSpiel's C++ loop")
+    for name, rate in median.items():
+        versus = "(not installed: pip install -e .[speed])" if cpp is None else f"{rate / cpp:.2f}x"
+        print(f"{name:>27} | {rate:10,.0f} | {rate / median['1 thread']:10.2f}x | {versus}")
+
+
+def bench_vector(steps: int, threads: int = 1) -> None:
+    """The batched engine at B = 1, 64, 1024 with and without observations, beside the scalar engine; then B = 1024
+    on 1 and ``threads`` threads beside OpenSpiel's C++ loop (:func:`bench_threads`)."""
     from c8env.vector import COMPILED
 
     vector_steps(2, 2, 2, 0)  # compile the kernels (or load them from the cache) before timing
@@ -345,6 +384,7 @@ def bench_vector(steps: int) -> None:
         cpp = median_rate(openspiel_cpp_decisions, num_players, 300)
         if cpp:
             print(f"{num_players:>7} | OpenSpiel's C++ random loop (no observations): {cpp:,.0f} decisions/s")
+    bench_threads(steps, threads)
 
 
 def eval_command_seconds(engine: str, deals: int, cache_dir: str | None = None) -> tuple[float, float]:
@@ -403,6 +443,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps", type=int_at_least(1), default=30_000, help="env steps per run")
     parser.add_argument("--vector-steps", type=int_at_least(1), default=200_000,
                         help="game steps per run of the batched engine")
+    parser.add_argument("--threads", type=int_at_least(1), default=1,
+                        help="threads of the batched engine timed beside one thread (vector; 2: both cores here)")
     parser.add_argument("--deals", type=int_at_least(1), default=10_000, help="deals of the eval timing")
     return parser
 
@@ -424,7 +466,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.what in ("env", "all"):
         bench_env(args.steps)
     if args.what in ("vector", "all"):
-        bench_vector(args.vector_steps)
+        bench_vector(args.vector_steps, args.threads)
     if args.what in ("eval", "all"):
         bench_eval(args.deals)
     if args.what in ("expert", "all"):

@@ -100,6 +100,7 @@ def test_play(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
     (["expert", "--spec", "nope"], "argument --spec: unknown agent spec 'nope'"),
     (["expert", "--baseline", "expert:simulations=0"], "argument --baseline: agent spec option simulations=0 is invalid for 'expert' (out of range)"),
     (["engines"], "argument what: invalid choice: 'engines'"),
+    (["vector", "--threads", "0"], "argument --threads: 0 is invalid; allowed: an int >= 1"),
 ])
 def test_speed(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
     line = run_main("c8env.tools.speed", argv, capsys)
@@ -115,6 +116,19 @@ def test_speed_times_two_searches_on_the_same_positions(capsys: pytest.CaptureFi
                          r"mean [\d.]+, median [\d.]+; expert:simulations=6 mean [\d.]+, median [\d.]+; ratio of the "
                          r"means [\d.]+x, median of the per-position ratios [\d.]+x\n", out)
     assert match and int(match.group(1)) > 5, out
+
+
+def test_speed_times_the_batched_engine_on_one_and_more_threads(capsys: pytest.CaptureFixture[str]) -> None:
+    from c8env.tools.speed import bench_threads
+
+    bench_threads(2048, 3, runs=1, openspiel_games=5)
+    lines = capsys.readouterr().out.splitlines()
+    assert re.fullmatch(r"vector, threads: 2 players, B = 1024, observation \+ mask, .* median of 1 interleaved runs "
+                        r"of ~2,048 steps; \d+ CPUs, load average \(1, 5, 15 min\) [\d. ]+ before, [\d. ]+ after",
+                        lines[0]), lines[0]
+    assert [line.split("|")[0].strip() for line in lines[2:]][:2] == ["1 thread", "3 threads"]
+    rate = r" +\| +[\d,]+ \| +[\d.]+x \| ([\d.]+x|\(not installed: pip install -e \.\[speed\]\))"
+    assert all(re.fullmatch(r" *[\w' +]+" + rate, line) for line in lines[2:]), lines
 
 
 def test_unknown_command_is_named(capsys: pytest.CaptureFixture[str]) -> None:
