@@ -11,7 +11,7 @@ agent's turn) and always returns a legal action. Specs:
   candidates searched, ``prior=0`` weight of the network's log-probability added to their means,
   ``rollouts=policy``: the network also plays the searcher's moves in the rollouts); ``belief=greedy`` or
   ``belief=<shipped name or .npz path>`` weighs its samples by the opponent's observed moves under that model
-  (2 players, with numba);
+  (2 players, with numba; ``draws=K``: each sample the one kept of K deals, in proportion to its weight);
 - the name of a trained policy shipped in the package (see :func:`available`);
 - the path of an exported policy file (:mod:`c8env.agents.policy`);
 - the path of an ONNX policy, ``*.onnx`` (:mod:`c8env.agents.onnx_policy`, the ``onnx`` extra), or of a
@@ -55,6 +55,7 @@ _OPTIONS: dict[str, dict[str, tuple[type, Callable[[Any], bool], str]]] = {"expe
     "prior": (float, lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"),
     "rollouts": (str, lambda v: v in ("greedy", "policy"), "'greedy' or 'policy'"),
     "belief": (str, lambda v: bool(v.strip()), "'greedy', a shipped policy name or a .npz path"),
+    "draws": (int, lambda v: v >= 1, "an int >= 1"),
 }}
 
 

@@ -27,7 +27,8 @@ under a model of him -- ``greedy`` (its move: 1, any other: ``GREEDY_EPSILON``) 
 (a shipped policy name or .npz path) -- and the candidates are ranked by weighted means. The move
 weighed is the opponent's turn since the expert's last decision when it was one card played from his
 hand without drawing (his hand then: the sample's plus that card) and the suit he then declared; other
-turns (draws, passes, several cards) leave the samples unweighted (docs/strength.md).
+turns (draws, passes, several cards) leave the samples unweighted. With ``draws=K`` each sample is
+the one kept of K deals, with probability in proportion to its weight (docs/strength.md).
 
 Where numba is installed the samples and rollouts run compiled
 (:mod:`c8env.agents.search_compiled`): the same decisions, many times faster.
@@ -114,7 +115,7 @@ class ExpertAgent:
     def __init__(self, rules: RuleSet, num_players: int, simulations: int = 100, time_ms: float | None = None,
                  seed: int | None = None, reward: str = "win", compiled: bool | None = None,
                  policy: PolicyAgent | None = None, top: int = 3, prior: float = 0.0,
-                 rollouts: str = "greedy", belief: str | PolicyAgent | None = None) -> None:
+                 rollouts: str = "greedy", belief: str | PolicyAgent | None = None, draws: int = 1) -> None:
         """``compiled``: run the search with the compiled kernels (None: whenever numba is available;
         True where it is not raises ``ValueError``). Both loops make the same decisions.
 
@@ -123,7 +124,8 @@ class ExpertAgent:
         network's log-probability of the move (renormalised over those candidates). ``rollouts``:
         ``"greedy"`` (everyone plays greedy in the rollouts) or ``"policy"`` (the network plays the
         searcher's moves; needs ``policy``). ``belief``: ``"greedy"`` or a :class:`PolicyAgent`, the model of
-        the opponent whose observed moves weigh the samples (see the module docstring; 2 players, compiled)."""
+        the opponent whose observed moves weigh the samples (see the module docstring; 2 players, compiled);
+        ``draws``: deals per sample under a belief, one kept in proportion to its weight."""
         if not isinstance(simulations, int) or simulations < 1:
             raise ValueError(f"expert simulations={simulations!r} is invalid; allowed: an int >= 1")
         if time_ms is not None and not time_ms > 0:
@@ -140,6 +142,10 @@ class ExpertAgent:
             raise ValueError(f"expert rollouts={rollouts!r} is invalid; allowed: 'greedy' or 'policy'")
         if rollouts == "policy" and policy is None:
             raise ValueError("expert rollouts='policy' plays a network in the rollouts; give policy=<name or .npz path>")
+        if not isinstance(draws, int) or isinstance(draws, bool) or draws < 1:
+            raise ValueError(f"expert draws={draws!r} is invalid; allowed: an int >= 1")
+        if draws > 1 and belief is None:
+            raise ValueError(f"expert draws={draws} chooses among deals by a belief's weights; give belief=")
         if belief is not None:
             if belief != "greedy" and not isinstance(belief, PolicyAgent):
                 raise ValueError(f"expert belief={belief!r} is invalid; allowed: None, 'greedy' or a PolicyAgent")
@@ -159,6 +165,7 @@ class ExpertAgent:
         self.prior = float(prior)
         self.rollouts = rollouts
         self.belief = belief
+        self.draws = draws
         self.rng = np.random.default_rng(seed)
         self.compiled = _check_compiled(compiled)
         self._kernel: Any = None  # the compiled search, built at the first search
@@ -247,7 +254,8 @@ class ExpertAgent:
             model = self.belief
             if isinstance(model, PolicyAgent):
                 model = (model.layers, model.meta["activation"])
-            self._kernel = CompiledSearch(self.rules, self.num_players, self.reward, network, model, GREEDY_EPSILON)
+            self._kernel = CompiledSearch(self.rules, self.num_players, self.reward, network, model, GREEDY_EPSILON,
+                                          self.draws)
         hidden = self._kernel.hidden(unseen, sizes, requirements)
         mass = np.zeros(1)
         if deadline is None:

@@ -31,7 +31,8 @@ from c8env.vector import kernels, rng, rule_table
 from c8env.vector.jit import jit
 from c8env.vector.kernels import MAX_CARDS, OVER, Games, Scratch, Table
 
-_PUBLIC, _WORLD, _ROLLOUT, _BEFORE = 0, 1, 2, 3  # the rows of the search's games (_BEFORE: see Belief)
+_PUBLIC, _WORLD, _ROLLOUT, _BEFORE, _DRAWN = 0, 1, 2, 3, 4  # the rows of the search's games (see Belief)
+_UNIT = 1 << 30  # resolution of the uniform draws that keep one of a sample's deals
 _END_REASONS = {reason: index for index, reason in enumerate(kernels.END_REASONS)}
 _MAX_RULES = 2  # constraints per opponent seat (see ExpertAgent._requirements)
 _MASK64 = (1 << 64) - 1
@@ -81,6 +82,7 @@ class Belief(NamedTuple):
     greedy: bool  # the model: greedy (its move has probability 1, any other ``epsilon``) or ``net`` (softmax)
     epsilon: float
     net: Network
+    draws: int  # deals per sample (after the first): one is kept with probability in proportion to its weight
 
 
 def network(layers: Sequence[tuple[np.ndarray, np.ndarray]], activation: str) -> Network:
@@ -299,18 +301,39 @@ def belief_weight(g: Games, world: int, t: Table, belief: Belief, w: Work, s: Sc
 
 
 @jit
+def drawn_world(g: Games, t: Table, h: Hidden, belief: Belief, gen: np.ndarray, w: Work, s: Scratch) -> float:
+    """Deal ``belief.draws`` hidden hands and keep one in row ``_WORLD``, each with probability in proportion to
+    its weight (sampling-importance-resampling); the mean weight of the deals (the kept one's weight)."""
+    total = 0.0
+    for _ in range(belief.draws):
+        copy_game(g, _PUBLIC, _DRAWN)
+        deal_hidden(g, _DRAWN, h, gen, w)
+        weight = belief_weight(g, _DRAWN, t, belief, w, s)
+        total += weight
+        if rng.below(gen, _UNIT) * total < weight * _UNIT:
+            copy_game(g, _DRAWN, _WORLD)
+    return total / belief.draws
+
+
+@jit
 def search(g: Games, t: Table, h: Hidden, candidates: np.ndarray, first: int, last: int, gen: np.ndarray,
            totals: np.ndarray, mass: np.ndarray, net: Network, belief: Belief, w: Work, s: Scratch) -> None:
     """Samples ``first`` to ``last - 1`` of the search: sample 0 plays the public row as dealt, every
     other sample deals the hidden cards anew; ``totals[i]`` sums candidate ``i``'s rollouts, each times its
-    sample's :func:`belief_weight` (1 without an observed move), and ``mass[0]`` sums the weights."""
+    sample's :func:`belief_weight` (1 without an observed move; with ``belief.draws > 1`` the sample is the one
+    kept of that many deals, :func:`drawn_world`), and ``mass[0]`` sums the weights."""
     for sample in range(first, last):
-        world = _PUBLIC
-        if sample > 0:
+        if sample == 0:
+            world = _PUBLIC
+            weight = belief_weight(g, world, t, belief, w, s)
+        elif belief.played >= 0 and belief.draws > 1:
+            world = _WORLD
+            weight = drawn_world(g, t, h, belief, gen, w, s)
+        else:
             world = _WORLD
             copy_game(g, _PUBLIC, _WORLD)
             deal_hidden(g, _WORLD, h, gen, w)
-        weight = belief_weight(g, world, t, belief, w, s)
+            weight = belief_weight(g, world, t, belief, w, s)
         mass[0] += weight
         for i in range(candidates.shape[0]):
             copy_game(g, world, _ROLLOUT)
@@ -376,19 +399,20 @@ class CompiledSearch:
     """The search of one agent (its rules, player count and reward), reusable across decisions; with
     ``rollout_policy`` (:meth:`c8env.agents.PolicyAgent`'s ``layers`` and ``activation`` name) the observer's
     moves in the rollouts are the network's; with ``belief_model`` (``"greedy"`` or a network's layers and
-    activation) the samples are weighted by the opponent's observed move (:meth:`run`'s ``observed``)."""
+    activation) the samples are weighted by the opponent's observed move (:meth:`run`'s ``observed``), each the one
+    kept of ``draws`` deals (:class:`Belief`)."""
 
     def __init__(self, rules: RuleSet, num_players: int, reward: str,
                  rollout_policy: tuple[Sequence[tuple[np.ndarray, np.ndarray]], str] | None = None,
                  belief_model: str | tuple[Sequence[tuple[np.ndarray, np.ndarray]], str] | None = None,
-                 epsilon: float = 0.0) -> None:
+                 epsilon: float = 0.0, draws: int = 1) -> None:
         self.num_players = num_players
         self.network = network(*(rollout_policy or ((), "tanh")))
         greedy = not isinstance(belief_model, tuple)
-        self.belief = Belief(-1, -1, greedy, float(epsilon), network(*(((), "tanh") if greedy else belief_model)))
+        self.belief = Belief(-1, -1, greedy, float(epsilon), network(*(((), "tanh") if greedy else belief_model)), draws)
         self.belief_model = belief_model
         self.table = rule_table(rules, num_players, "hand", reward, MAX_HAND_STEPS)
-        self.games = kernels.new_games(4, num_players)
+        self.games = kernels.new_games(5, num_players)
         self.work = Work(np.zeros(MAX_CARDS, dtype=np.int64), np.zeros(MAX_CARDS, dtype=np.int64),
                          np.zeros(MAX_CARDS, dtype=np.int64), np.zeros(NUM_ACTIONS, dtype=np.int8))
         self.scratch = kernels.new_scratch()
@@ -434,5 +458,5 @@ class CompiledSearch:
 
 
 __all__ = ["Belief", "CompiledSearch", "Hidden", "Network", "Work", "belief_weight", "copy_game", "deal_hidden",
-           "generator_words", "load_state", "network", "policy_action", "policy_probability", "rollout", "search",
+           "drawn_world", "generator_words", "load_state", "network", "policy_action", "policy_probability", "rollout", "search",
            "set_generator_words"]

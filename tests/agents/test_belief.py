@@ -8,7 +8,7 @@ import pytest
 
 from c8env.agents import POLICY_DIR, PolicyAgent, load
 from c8env.agents.expert import GREEDY_EPSILON, ExpertAgent
-from c8env.agents.search_compiled import CompiledSearch, belief_weight, load_state
+from c8env.agents.search_compiled import CompiledSearch, belief_weight, drawn_world, generator_words, load_state
 from c8env.cards import NUM_CARDS, card_text, parse_card
 from c8env.engine import State
 from c8env.episode import play_hand
@@ -19,7 +19,7 @@ from c8env.vector import COMPILED
 pytestmark = pytest.mark.skipif(not COMPILED, reason="numba is not installed or is disabled")
 RULES = load_rules("standard")
 OWN_HAND = ["2C", "3C", "4C", "5C", "6C", "7C", "9C"]
-_WORLD, _BEFORE = 1, 3  # the search's rows (c8env.agents.search_compiled)
+_PUBLIC, _WORLD, _BEFORE = 0, 1, 3  # the search's rows (c8env.agents.search_compiled)
 
 
 def _position(opponent_hand: list[str], top: str) -> State:
@@ -56,6 +56,8 @@ def test_belief_option_loads(spec: str, model: str | type) -> None:
     ("expert:belief=nonsense", 2, "expert belief 'nonsense': no such policy file; allowed: greedy, "),
     ("expert:belief= ", 2, "option belief=' ' is invalid for 'expert' (out of range)"),
     ("expert:belief=greedy", 3, "num_players=3 is not allowed with it (2 players only)"),
+    ("expert:draws=4", 2, "expert draws=4 chooses among deals by a belief's weights; give belief="),
+    ("expert:belief=greedy,draws=0", 2, "option draws=0 is invalid for 'expert' (out of range)"),
 ])
 def test_bad_belief_is_refused_in_one_line(spec: str, players: int, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")) as error:
@@ -95,6 +97,26 @@ def test_network_belief_is_the_networks_softmax_probability() -> None:
     probabilities = np.exp(logits[legal] - logits[legal].max())
     expected = probabilities[list(legal).index(parse_card("3H"))] / probabilities.sum()
     assert _weight(network, before, ["KH", "2S", "4D"], "3H") == pytest.approx(expected, rel=1e-4)
+
+
+def test_draws_keep_deals_in_proportion_to_their_weights() -> None:
+    # seat 1 played 3H on 5H and holds 3 unseen cards: greedy would have shed KH had he held it, so the deals
+    # kept from 16 hold KH far less often than single deals do (about 0.05 times as often)
+    before = _position(["3H", "KH", "2S", "4D"], "5H")
+    public = _position(["KH", "2S", "4D"], "5H")
+    unseen = [c for c in range(NUM_CARDS) if card_text(c) not in {*OWN_HAND, "5H", "3H"}]
+    held_king = {}
+    for draws in (1, 16):
+        search = CompiledSearch(RULES, 2, "win", None, "greedy", GREEDY_EPSILON, draws)
+        hidden = search.hidden(unseen, [3], {1: [(0, 3)]})
+        load_state(search.games, _PUBLIC, public)
+        load_state(search.games, _BEFORE, before)
+        belief = search.belief._replace(played=parse_card("3H"))
+        gen = generator_words(np.random.default_rng(5))
+        held_king[draws] = sum(
+            drawn_world(search.games, search.table, hidden, belief, gen, search.work, search.scratch) > 0
+            and bool((search.games.held[_WORLD, 1] >> parse_card("KH")) & 1) for _ in range(400))
+    assert held_king[1] > 15 and held_king[16] < held_king[1] / 4
 
 
 def _decisions(spec: str, seed: int) -> list[int]:
