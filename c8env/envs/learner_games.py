@@ -44,6 +44,7 @@ from c8env.episode import check_episode_args
 from c8env.observation import OBS_SIZE
 from c8env.rules import RuleSet, load_rules
 from c8env.vector import kernels, rule_table
+from c8env.vector.games import check_ids
 from c8env.vector.jit import jit
 
 #: Deals tried for one episode before giving up when each ends before the learner's first decision.
@@ -215,7 +216,7 @@ class LearnerGames:
         """Start a new episode in every game; slot ``b``'s generator is seeded ``seed + b`` (or ``seed[b]``); a game
         without a seed continues its generator (a fresh one at the first reset)."""
         size = self.num_envs
-        if isinstance(seed, Sequence) and not isinstance(seed, str):
+        if isinstance(seed, Sequence) and not isinstance(seed, (str, bytes, bytearray)):
             if len(seed) != size:
                 raise ValueError(f"seed has {len(seed)} entries for {size} games; give one per game, an int or None")
             seeds = [check_seed(s) for s in seed]
@@ -309,19 +310,16 @@ class LearnerGames:
         """
         if not self._has_reset:
             raise RuntimeError("step() before reset(); call reset(seed) first")
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
-            raise ValueError(f"actions must be an int array of shape ({self.num_envs},), "
-                             f"got {actions.dtype} {actions.shape}")
-        actions = actions.astype(np.int64)
-        in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-        legal = in_range & (self.action_mask[np.arange(self.num_envs), np.where(in_range, actions, 0)] == 1)
+        given = check_ids(actions, self.num_envs, "actions")
+        in_range = (given >= 0) & (given < NUM_ACTIONS)
+        legal = in_range & (self.action_mask[np.arange(self.num_envs), np.where(in_range, given, 0)] == 1)
         if not legal.all():
             b = int(np.flatnonzero(~legal)[0])
             allowed = ", ".join(f"{a} ({action_text(a)})" for a in np.flatnonzero(self.action_mask[b]).tolist())
-            shown = action_text(int(actions[b])) if in_range[b] else f"out of range 0..{NUM_ACTIONS - 1}"
-            raise IllegalActionError(f"action {int(actions[b])} ({shown}) is illegal in game {b} for the learner "
+            shown = action_text(int(given[b])) if in_range[b] else f"out of range 0..{NUM_ACTIONS - 1}"
+            raise IllegalActionError(f"action {int(given[b])} ({shown}) is illegal in game {b} for the learner "
                                      f"(seat {int(self.learner_seat[b])}); legal: {allowed}")
+        actions = given.astype(np.int64)
         buffers, rows = self._step, np.arange(self.num_envs)
         buffers.clear()
         buffers.rewards[rows, self.learner_seat] = self._pending

@@ -43,11 +43,12 @@ from c8env.envs.registration import register_gymnasium
 from c8env.envs.spaces import vector_space
 from c8env.rules import RuleSet
 from c8env.vector import VectorGames
+from c8env.vector.games import check_ids
 from c8env.vector.kernels import HandResults
 
 
 def _check_options(options: dict | None) -> None:
-    if options:
+    if options is not None and (not isinstance(options, dict) or options):
         raise ValueError(f"options={options!r} is invalid; the batched envs take no reset options (None or {{}})")
 
 
@@ -67,14 +68,6 @@ def _hand_fields(info: dict[str, Any], results: HandResults, hand: np.ndarray, s
     _masked(info, "scores", scores.copy(), where)
     if match_over is not None:
         _masked(info, "match_winner", np.where(hand & match_over, results.match_winner, -1), where)
-
-
-def _actions(actions: Any, num_envs: int) -> np.ndarray:
-    array = np.asarray(actions)
-    if array.shape != (num_envs,) or array.dtype.kind not in "iu":
-        raise ValueError(f"actions must be {num_envs} action ids (an int array of shape ({num_envs},)), "
-                         f"got {array.dtype} {array.shape}")
-    return array
 
 
 class _BatchedVectorEnv(VectorEnv):
@@ -120,8 +113,9 @@ class LearnerVectorEnv(_BatchedVectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         _check_options(options)
-        super().reset(seed=seed)
-        self.games.reset(check_seed(seed))
+        seed = check_seed(seed)
+        self.games.reset(seed)
+        super().reset(seed=seed)  # after the games accept the seed: a refused reset changes nothing
         return self.games.observation.copy(), self._start_info()
 
     def _start_info(self, where: np.ndarray | None = None) -> dict[str, Any]:
@@ -150,7 +144,7 @@ class LearnerVectorEnv(_BatchedVectorEnv):
         return final
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        actions = _actions(actions, self.num_envs)
+        actions = check_ids(actions, self.num_envs, "actions")
         obs, reward, terminated, truncated = self.games.step(actions)
         ended = terminated | truncated
         info = self._start_info(~ended)
@@ -190,9 +184,9 @@ class SelfPlayVectorEnv(_BatchedVectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         _check_options(options)
-        super().reset(seed=seed)
         seed = check_seed(seed)
         self.games.reset(int(np.random.SeedSequence().entropy) % 2**64 if seed is None else seed)
+        super().reset(seed=seed)  # after the games accept the seed: a refused reset changes nothing
         every = np.ones(self.num_envs, dtype=bool)
         info: dict[str, Any] = {}
         _masked(info, "player", np.full(self.num_envs, -1, dtype=np.int64), every)
@@ -210,7 +204,7 @@ class SelfPlayVectorEnv(_BatchedVectorEnv):
         _masked(info, "action_mask", self.action_masks(), every)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        actions = _actions(actions, self.num_envs)
+        actions = check_ids(actions, self.num_envs, "actions")
         player = self.games.current_player.copy()
         rewards, terminated, truncated = self.games.step(actions)
         every = np.ones(self.num_envs, dtype=bool)

@@ -24,22 +24,40 @@ _STOCK_MODES = {"reshuffle": 0, "pass": 1, "end": 2}
 RANGE = 128
 
 
+def _as_array(value: Any) -> np.ndarray | None:
+    """``np.asarray(value)``, or None where NumPy makes no array of it (a ragged list)."""
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
 def check_slots(slots: Any, size: int, name: str = "slots") -> np.ndarray:
     """A bool[size] selection of games (None: all of them); a clear error otherwise."""
     if slots is None:
         return np.ones(size, dtype=bool)
-    array = np.asarray(slots)
-    if array.shape != (size,) or array.dtype != bool:
-        raise ValueError(f"{name} must be None or a bool array of shape ({size},), got {array.dtype} {array.shape}")
+    array = _as_array(slots)
+    if array is None or array.shape != (size,) or array.dtype != bool:
+        got = f"a ragged {type(slots).__name__}" if array is None else f"{array.dtype} {array.shape}"
+        raise ValueError(f"{name} must be None or a bool array of shape ({size},), got {got}")
+    return array
+
+
+def check_ids(value: Any, size: int, name: str, allowed: str = "") -> np.ndarray:
+    """``value`` as an int array of shape ``(size,)`` (an int array, or a list of ints without bools, which NumPy
+    would make 0 and 1); a ValueError naming ``name`` (and ``allowed``) otherwise."""
+    array = _as_array(value)
+    bools = isinstance(value, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in value)
+    if array is None or bools or array.shape != (size,) or array.dtype.kind not in "iu":
+        got = (f"a ragged {type(value).__name__}" if array is None else f"a {type(value).__name__} holding a bool"
+               if bools else f"{array.dtype} {array.shape}")
+        raise ValueError(f"{name} must be an int array of shape ({size},){allowed}, got {got}")
     return array
 
 
 def check_seeds(seeds: Any, size: int) -> np.ndarray:
     """``size`` seeds (ints from 0 to 2**64 - 1) as uint64; a clear error otherwise."""
-    array = np.asarray(seeds)
-    if array.shape != (size,) or array.dtype.kind not in "iu":
-        raise ValueError(f"seeds must be an int array of shape ({size},) (ints from 0 to 2**64 - 1), "
-                         f"got {array.dtype} {array.shape}")
+    array = check_ids(seeds, size, "seeds", " (ints from 0 to 2**64 - 1)")
     if array.dtype.kind == "i" and (array < 0).any():
         raise ValueError(f"seeds must be >= 0; got {int(array[array < 0][0])} at index "
                          f"{int(np.flatnonzero(array < 0)[0])}")
@@ -186,21 +204,18 @@ class VectorGames:
         legal; nothing is changed then.
         """
         self.check_reset()
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
-            raise ValueError(f"actions must be an int array of shape ({self.num_envs},), "
-                             f"got {actions.dtype} {actions.shape}")
+        given = check_ids(actions, self.num_envs, "actions")
         active = self._all if active is None else check_slots(active, self.num_envs, "active")
         if not self.autoreset and (self._done & active).any():
             b = int(np.flatnonzero(self._done & active)[0])
             raise RuntimeError(f"game {b} has ended and autoreset is off; call reset(seed) or reset_deals()")
-        actions = np.asarray(actions, dtype=np.int64)
+        actions = np.asarray(given, dtype=np.int64)  # ids from 2**63 wrap to negative ones: refused all the same
         b = kernels.first_illegal(actions, active, self.action_mask)
         if b >= 0:
             allowed = ", ".join(f"{a} ({action_text(a)})" for a in np.flatnonzero(self.action_mask[b]).tolist())
-            in_range = 0 <= actions[b] < NUM_ACTIONS
-            shown = action_text(int(actions[b])) if in_range else f"out of range 0..{NUM_ACTIONS - 1}"
-            raise IllegalActionError(f"action {int(actions[b])} ({shown}) is illegal in game {b} for player "
+            in_range = 0 <= int(given[b]) < NUM_ACTIONS
+            shown = action_text(int(given[b])) if in_range else f"out of range 0..{NUM_ACTIONS - 1}"
+            raise IllegalActionError(f"action {int(given[b])} ({shown}) is illegal in game {b} for player "
                                      f"{int(self.games.current[b])}; legal: {allowed}")
         with np.errstate(over="ignore"):
             self._step_ranges(np.ascontiguousarray(actions), np.ascontiguousarray(active))
@@ -272,7 +287,9 @@ class VectorGames:
             kernels.masks_all(self.games, self._table, self.action_mask)
 
     def random_actions(self) -> np.ndarray:
-        """A uniformly random legal action per game, from the batch's own seeded generator."""
+        """A uniformly random legal action per game, from the batch's own seeded generator; -1 for a game without
+        one (it ended, autoreset off)."""
+        self.check_reset()
         out = np.zeros(self.num_envs, dtype=np.int64)
         with np.errstate(over="ignore"):
             kernels.random_actions(self.action_mask, self._sampler, out)
@@ -284,9 +301,14 @@ class VectorGames:
             raise RuntimeError("no games yet: call reset(seed) or reset_deals(seeds) first")
 
     # ----- one game as a scalar state ---------------------------------------------------------------
+    def _game(self, b: Any) -> int:
+        if isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_)) and 0 <= b < self.num_envs:
+            return int(b)
+        raise ValueError(f"game index b={b!r} is invalid; allowed: an int from 0 to {self.num_envs - 1}")
+
     def to_dict(self, b: int) -> dict[str, Any]:
         """Game ``b`` in the ``State.to_dict()`` format."""
-        g, n = self.games, self.num_players
+        b, g, n = self._game(b), self.games, self.num_players
 
         def hand(p: int) -> list[str]:
             cards = [c for c in range(NUM_CARDS) if (int(g.held[b, p]) >> c) & 1]
@@ -318,7 +340,7 @@ class VectorGames:
 
     def end_reason(self, b: int) -> str | None:
         """Why game ``b``'s hand ended (``out``, ``blocked``, ``stop``, ``stock``), or None while it runs."""
-        return kernels.END_REASONS[int(self.games.end_reason[b])]
+        return kernels.END_REASONS[int(self.games.end_reason[self._game(b)])]
 
     # ----- moved to c8env.agents.batched in c8env 0.2 (they warn; removed in 0.3) ---------------------------
     def greedy_actions(self) -> np.ndarray:
@@ -337,4 +359,4 @@ def _moved(name: str) -> Callable[..., Any]:
     return getattr(importlib.import_module("c8env.agents.batched"), name)
 
 
-__all__ = ["VectorGames", "check_seeds", "check_slots", "derive_seeds", "rule_table"]
+__all__ = ["VectorGames", "check_ids", "check_seeds", "check_slots", "derive_seeds", "rule_table"]

@@ -800,11 +800,14 @@ def observe_slots(g: Games, t: Table, slots: np.ndarray, observations: bool, obs
 
 @jit
 def random_actions(masks: np.ndarray, gen: np.ndarray, out: np.ndarray) -> None:
-    """A uniformly random legal action per game (``masks`` int8[B, 60])."""
+    """A uniformly random legal action per game (``masks`` int8[B, 60]); -1 (and no draw) for a game without one."""
     for b in range(masks.shape[0]):
         count = 0
         for a in range(NUM_ACTIONS):
             count += masks[b, a]
+        if count == 0:
+            out[b] = -1
+            continue
         pick = rng.interval(gen, count - 1)
         for a in range(NUM_ACTIONS):
             if masks[b, a]:
