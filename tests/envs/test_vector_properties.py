@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from hypothesis import event, example, given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from c8env import IllegalActionError
@@ -27,22 +27,24 @@ from c8env.vector import VectorGames
 from tests.vector.fuzz_inputs import (
     JUNK,
     SETTINGS,
+    TWO,
     action_inputs,
     as_int_ids,
     batch_config,
     card_counts,
+    check_refusal,
     first_illegal,
     games_state,
     is_seed,
     legal_choice,
     outcome,
+    refused_unless,
     seed_inputs,
     snapshot,
 )
 
 OPPONENTS = st.sampled_from(["random", "greedy", "mixed"])
 OPTIONS = st.sampled_from([None, None, None, {}, {"state": {}}, {"seed": 1}, 0, [], "", np.array([1, 2]), "x"])
-TWO = {"num_envs": 2, "num_players": 2, "rules": "standard", "episode": "hand", "reward": "win", "max_steps": 4}
 
 
 def learner_kwargs(config: dict[str, Any], opponents: str) -> dict[str, Any]:
@@ -67,18 +69,6 @@ def seed_accepted(seed: Any, size: int, per_game: bool) -> bool:
     return seed is None or is_seed(seed, None)
 
 
-def check_refusal(err: BaseException | None, expected: dict[type[Exception], str | tuple[str, ...]]) -> None:
-    """The call raised one of the expected errors (none expected: it was accepted), in one line naming what
-    ``expected`` gives for that error (each)."""
-    event(f"{type(err).__name__ if err else 'accepted'}")  # (--hypothesis-show-statistics)
-    assert type(err) in expected if expected else err is None, f"expected {list(expected)}, got {err!r}"
-    if err is not None:
-        message, named = str(err), expected[type(err)]
-        assert message and "\n" not in message, message
-        for words in (named,) if isinstance(named, str) else named:
-            assert words in message, f"{message!r} does not name {words!r}"
-
-
 def step_errors(has_reset: bool, actions: Any, mask: np.ndarray) -> dict[type[Exception], str | tuple[str, ...]]:
     """The errors a step with ``actions`` may raise (none: it must be accepted) and the word each must hold: before
     any reset a RuntimeError, or a ValueError for malformed actions (the envs check them first)."""
@@ -89,10 +79,6 @@ def step_errors(has_reset: bool, actions: Any, mask: np.ndarray) -> dict[type[Ex
         return {ValueError: "actions"}
     illegal = first_illegal(ids, mask)
     return {IllegalActionError: illegal} if illegal else {}
-
-
-def refused_unless(accepted: bool, named: str) -> dict[type[Exception], str]:
-    return {} if accepted else {ValueError: named}
 
 
 def check_games(games: LearnerGames | VectorGames) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 
 import c8env
@@ -20,6 +20,8 @@ from c8env.vector import kernels
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 PRESETS = c8env.preset_names()
+#: A small batch whose episodes end within 4 moves (the explicit examples).
+TWO = {"num_envs": 2, "num_players": 2, "rules": "standard", "episode": "hand", "reward": "win", "max_steps": 4}
 #: Plain junk, passed where ids, seeds or selections are expected.
 JUNK = [None, 3, "3", 3.0, True, {}, {"a": 1}, "actions", object(), b"\x01"]
 BAD_INTS = [-1, NUM_ACTIONS, NUM_ACTIONS + 1, 2**31, -(2**63), 2**63 - 1]
@@ -165,6 +167,26 @@ def card_counts(games: kernels.Games, b: int) -> np.ndarray:
     np.add.at(counts, games.stock[b, :games.stock_len[b]], 1)
     np.add.at(counts, games.discard[b, :games.discard_len[b]], 1)
     return counts
+
+
+def check_refusal(err: BaseException | None, expected: dict[type[Exception], str | tuple[str, ...]]) -> None:
+    """The call raised one of the ``expected`` errors (none expected: it was accepted), in one line holding what
+    ``expected`` gives for that error (each of the words)."""
+    event(f"{type(err).__name__ if err else 'accepted'}")  # (--hypothesis-show-statistics)
+    if (type(err) not in expected) if expected else err is not None:
+        raise AssertionError(f"expected {list(expected) or 'no error'}, got {err!r}")
+    if err is not None:
+        message, named = str(err), expected[type(err)]
+        if not message or "\n" in message:
+            raise AssertionError(f"not one line: {message!r}")
+        for words in (named,) if isinstance(named, str) else named:
+            if words not in message:
+                raise AssertionError(f"{message!r} does not name {words!r}")
+
+
+def refused_unless(accepted: bool, named: str, error: type[Exception] = ValueError) -> dict[type[Exception], str]:
+    """What :func:`check_refusal` expects of a call that is refused (``error`` naming ``named``) unless ``accepted``."""
+    return {} if accepted else {error: named}
 
 
 def outcome(call: Callable[[], Any]) -> tuple[Any, BaseException | None]:
