@@ -72,8 +72,13 @@ def parse_suit(text: str) -> int:
     raise ValueError(f"suit {text!r} is not a suit; allowed: C, D, H, S or ♣ ♦ ♥ ♠")
 
 
+_CARD_IDS = {card_text(card): card for card in range(NUM_CARDS)}  # each card's text, as card_text writes it
+
+
 def parse_card(text: str) -> int:
     """Card id of a card text: rank then suit, e.g. ``8H``, ``TD``, ``10D``, ``8♥``, ``qs``."""
+    if type(text) is str and text in _CARD_IDS:
+        return _CARD_IDS[text]
     if not isinstance(text, str) or len(text.strip()) < 2:
         raise ValueError(
             f"card {text!r} is not a card; expected rank {RANKS} (or 10) then suit CDHS or ♣♦♥♠, e.g. '8H'"

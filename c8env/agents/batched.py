@@ -32,7 +32,7 @@ from c8env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, SUIT_MASKS
 from c8env.rules import Effect
 from c8env.vector import kernels, rng
 from c8env.vector.games import VectorGames, check_seeds, check_slots
-from c8env.vector.jit import jit
+from c8env.vector.jit import inline, jit
 from c8env.vector.kernels import ANNOUNCE_PHASE, DECLARE, Games, Table
 
 _SKIP, _DRAW_EFFECT, _ANY_NEXT_EFFECT = int(Effect.SKIP), int(Effect.DRAW), int(Effect.ANY_NEXT)
@@ -68,28 +68,10 @@ def _best_suit(g: Games, b: int, t: Table, p: int, next_voids: int) -> int:
     return best
 
 
-@jit
-def greedy_action(g: Games, b: int, t: Table, mask: np.ndarray) -> int:
-    """``c8env.agents.greedy.greedy_action`` for game ``b``'s player to act (``mask``: his legal actions);
-    -1 when no action is legal (a finished game)."""
-    count, first = 0, -1
-    for a in range(NUM_ACTIONS):
-        if mask[a]:
-            count += 1
-            if first < 0:
-                first = a
-    if count <= 1:
-        return first
+@inline
+def _best_card(g: Games, b: int, t: Table, p: int, cards: int) -> int:
+    """Greedy's pick among the card set ``cards`` (legal plays of seat ``p``), the lowest id on ties; -1 if empty."""
     n = t.num_players
-    p = g.current[b]
-    nxt = (p + g.direction[b]) % n
-    phase = g.phase[b]
-    if phase == DECLARE:
-        return DECLARE_BASE + _best_suit(g, b, t, p, g.voids[b, nxt])
-    if phase == ANNOUNCE_PHASE:
-        return ANNOUNCE
-    if mask[STOP]:
-        return STOP
     wild = g.wild[b, p]
     plain, plain_dups = g.held[b, p] & ~wild, g.twice[b, p] & ~wild
     fewest = 1 << 30
@@ -97,11 +79,12 @@ def greedy_action(g: Games, b: int, t: Table, mask: np.ndarray) -> int:
         if other != p and g.sizes[b, other] < fewest:
             fewest = g.sizes[b, other]
     close = fewest <= 2
+    nxt = (p + g.direction[b]) % n
     next_voids, next_size = g.voids[b, nxt], g.sizes[b, nxt]
     best, best_score = -1, _LOWEST
-    for action in range(NUM_CARDS):
-        if not mask[action]:
-            continue
+    while cards:
+        action = kernels.lowest_card(cards)
+        cards &= cards - 1
         if (wild >> action) & 1:
             score = t.points[action] - (0 if close else KEEP_WILD)
         else:
@@ -117,8 +100,59 @@ def greedy_action(g: Games, b: int, t: Table, mask: np.ndarray) -> int:
                 score += ANY_NEXT
         if score > best_score:
             best, best_score = action, score
+    return best
+
+
+@jit
+def greedy_action(g: Games, b: int, t: Table, mask: np.ndarray) -> int:
+    """``c8env.agents.greedy.greedy_action`` for game ``b``'s player to act (``mask``: his legal actions);
+    -1 when no action is legal (a finished game)."""
+    count, first = 0, -1
+    for a in range(NUM_ACTIONS):
+        if mask[a]:
+            count += 1
+            if first < 0:
+                first = a
+    if count <= 1:
+        return first
+    p = g.current[b]
+    phase = g.phase[b]
+    if phase == DECLARE:
+        return DECLARE_BASE + _best_suit(g, b, t, p, g.voids[b, (p + g.direction[b]) % t.num_players])
+    if phase == ANNOUNCE_PHASE:
+        return ANNOUNCE
+    if mask[STOP]:
+        return STOP
+    cards = 0
+    for action in range(NUM_CARDS):
+        if mask[action]:
+            cards |= np.int64(1) << action
+    best = _best_card(g, b, t, p, cards)
     if best >= 0:
         return best
+    return DRAW if mask[DRAW] else PASS
+
+
+@jit
+def greedy_move(g: Games, b: int, t: Table, mask: np.ndarray) -> int:
+    """:func:`greedy_action` for game ``b``'s player to act in a game not over, read from the hands; the
+    legal mask is written to ``mask`` only when no card can be played (the search's rollouts)."""
+    p = g.current[b]
+    phase = g.phase[b]
+    if phase == DECLARE:
+        return DECLARE_BASE + _best_suit(g, b, t, p, g.voids[b, (p + g.direction[b]) % t.num_players])
+    if phase == ANNOUNCE_PHASE:
+        return ANNOUNCE
+    wild = g.wild[b, p]
+    if g.pending[b]:
+        defence = g.held[b, p] & g.follow[b] & t.draw_cards & ~wild
+        return _best_card(g, b, t, p, defence) if defence else DRAW
+    if t.stop_threshold >= 0 and g.draws[b] == 0 and kernels.hand_points(g, b, p, t) <= t.stop_threshold:
+        return STOP
+    playable = g.held[b, p] & (g.follow[b] | wild)
+    if playable:
+        return _best_card(g, b, t, p, playable)
+    kernels.legal_mask(g, b, t, mask)
     return DRAW if mask[DRAW] else PASS
 
 
@@ -282,4 +316,4 @@ def autoplay(games: VectorGames, seat_agents: np.ndarray, randoms: Sequence[Rand
 
 
 __all__ = ["EXTERNAL", "GREEDY", "RandomAgents", "autoplay", "autoplay_all", "greedy_action", "greedy_actions",
-           "greedy_all", "random_action", "random_all", "seed_all"]
+           "greedy_all", "greedy_move", "random_action", "random_all", "seed_all"]

@@ -261,11 +261,11 @@ def rollout(g: Games, b: int, t: Table, action: int, net: Network, w: Work, s: S
     steps = 0
     policy = net.shapes.shape[0] > 0
     while g.phase[b] != OVER and steps < MAX_HAND_STEPS:
-        kernels.legal_mask(g, b, t, w.mask)
         if policy and g.current[b] == 0 and steps < POLICY_ROLLOUT_STEPS:
+            kernels.legal_mask(g, b, t, w.mask)
             move = policy_action(g, b, t, net, w.mask)
         else:
-            move = batched.greedy_action(g, b, t, w.mask)
+            move = batched.greedy_move(g, b, t, w.mask)
         kernels.apply(g, b, t, move, s)
         steps += 1
     if g.phase[b] != OVER:

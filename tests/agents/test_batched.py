@@ -47,18 +47,21 @@ def assert_same(batch: VectorGames, states: list[State], where: str) -> None:
 @pytest.mark.parametrize("preset", preset_names())
 def test_greedy_equals_the_scalar_greedy_at_every_step(preset: str, n: int) -> None:
     """Games move by greedy or random actions (a coin per game and step); at every step, every game's
-    greedy action is the scalar heuristic's for the same state."""
+    greedy action is the scalar heuristic's for the same state, and the search's maskless greedy_move
+    makes it too."""
     games, seed = 4, 11
     batch = VectorGames(games, n, preset)
     batch.reset(seed)
     started = [0] * games
     states = [State.new(n, preset, seed=derive_seed(seed, b, 0)) for b in range(games)]
     coins = np.random.default_rng(n)
+    mask = np.zeros(60, dtype=np.int8)
     decisions = 0
     for step in range(250):
         greedy = greedy_actions(batch)
         for b, state in enumerate(states):
             assert greedy[b] == greedy_action(view_from_state(state), batch.rules), f"{preset} {n}p step {step} game {b}"
+            assert greedy[b] == batched.greedy_move(batch.games, b, batch.table, mask), f"{preset} {n}p step {step}"
             decisions += len(state.legal_actions()) > 1
         actions = np.where(coins.random(games) < 0.5, greedy, batch.random_actions())
         _, terminated, truncated = batch.step(actions)
