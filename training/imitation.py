@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import partial
+from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -89,52 +93,98 @@ def _play_hand(state: State, agents: list[Any],
     return decisions
 
 
-def _record(config: TrainConfig, samples: int, seed: int) -> Demonstrations:
-    """Play hands until ``samples`` demonstrator decisions are recorded."""
-    rules = load_rules(config.rules)
+class _Hand(NamedTuple):
+    """One hand of a recording: each seat's agent spec and seed, and the deal's seed."""
+
+    specs: tuple[str, ...]
+    seeds: tuple[int, ...]
+    deal: int
+
+
+def _hands(config: TrainConfig, seed: int) -> Iterator[_Hand]:
+    """The hands of the chunk seeded ``seed``, in order: the demonstrator on a random seat, the pool's
+    opponents on the others (every draw from the chunk's one generator, before any hand is played)."""
     n = config.num_players
     spec = config.pretrain_agent
     rng = np.random.default_rng(seed)
     pool = OpponentPool(config.opponent_weights, n, config.expert_spec, config.pool_per_seat, snapshots=[spec])
-    obs, masks, actions, returns, values = [], [], [], [], []
-    while len(actions) < samples:
+    while True:
         learner = int(rng.integers(n))
         specs = [spec] * n
         for k, opponent in enumerate(pool(rng), start=1):
             specs[(learner + k) % n] = opponent
-        agents = [load(s, rules=rules, num_players=n, seed=int(rng.integers(2**63))) for s in specs]
-        state = State.new(n, rules, seed=int(rng.integers(2**63)))
-        decisions = _play_hand(state, agents, [s == spec for s in specs])
-        final = hand_rewards(state, config.reward) if state.hand_over else [0.0] * n  # a cut-off hand: no reward
-        later = [0] * n  # decisions of the same seat after this one
-        hand_returns = [0.0] * len(decisions)
-        for i in range(len(decisions) - 1, -1, -1):
-            seat = decisions[i][0]
-            hand_returns[i] = final[seat] * config.gamma ** later[seat]
-            later[seat] += 1
-        for (_, observation, mask, action, searched), value in zip(decisions, hand_returns, strict=True):
-            obs.append(observation)
-            masks.append(mask)
-            actions.append(action)
-            returns.append(value)
-            values.append(searched)
-    return Demonstrations(np.stack(obs)[:samples], np.stack(masks)[:samples],
-                          np.asarray(actions[:samples], dtype=np.int64),
-                          np.asarray(returns[:samples], dtype=np.float32), np.stack(values)[:samples])
+        seeds = tuple(int(rng.integers(2**63)) for _ in specs)
+        yield _Hand(tuple(specs), seeds, int(rng.integers(2**63)))
+
+
+_Decision = tuple[np.ndarray, np.ndarray, int, float, np.ndarray]  # observation, mask, action, return, values
+
+
+def _record_hand(config: TrainConfig, hand: _Hand) -> list[_Decision]:
+    """The demonstrator's decisions in ``hand``, each with the discounted reward its seat finally got."""
+    rules = load_rules(config.rules)
+    n = config.num_players
+    agents = [load(s, rules=rules, num_players=n, seed=seed) for s, seed in zip(hand.specs, hand.seeds, strict=True)]
+    state = State.new(n, rules, seed=hand.deal)
+    decisions = _play_hand(state, agents, [s == config.pretrain_agent for s in hand.specs])
+    final = hand_rewards(state, config.reward) if state.hand_over else [0.0] * n  # a cut-off hand: no reward
+    later = [0] * n  # decisions of the same seat after this one
+    returns = [0.0] * len(decisions)
+    for i in range(len(decisions) - 1, -1, -1):
+        seat = decisions[i][0]
+        returns[i] = final[seat] * config.gamma ** later[seat]
+        later[seat] += 1
+    return [(obs, mask, action, value, searched)
+            for (_, obs, mask, action, searched), value in zip(decisions, returns, strict=True)]
+
+
+def _in_order(executor: Executor, function: Callable[[_Hand], list[_Decision]],
+              hands: Iterator[_Hand], ahead: int) -> Iterator[list[_Decision]]:
+    """``function`` of each hand, run by ``executor`` with ``ahead`` hands in flight, yielded in the hands' order;
+    the hands not yet started when the caller stops are cancelled."""
+    flight: deque[Future[list[_Decision]]] = deque(executor.submit(function, hand) for hand in islice(hands, ahead))
+    try:
+        while flight:
+            done = flight.popleft().result()
+            flight.extend(executor.submit(function, hand) for hand in islice(hands, 1))
+            yield done
+    finally:
+        for future in flight:
+            future.cancel()
+
+
+def _record(config: TrainConfig, samples: int, seed: int, executor: Executor | None = None,
+            ahead: int = 1) -> Demonstrations:
+    """Play the hands of the chunk seeded ``seed`` until ``samples`` demonstrator decisions are recorded;
+    with ``executor``, ``ahead`` hands at a time in its workers (the same decisions)."""
+    record = partial(_record_hand, config)
+    parts = map(record, _hands(config, seed)) if executor is None else \
+        _in_order(executor, record, _hands(config, seed), ahead)
+    decisions: list[_Decision] = []
+    for part in parts:
+        decisions += part
+        if len(decisions) >= samples:
+            break
+    obs, masks, actions, returns, values = zip(*decisions[:samples], strict=True)
+    return Demonstrations(np.stack(obs), np.stack(masks), np.asarray(actions, dtype=np.int64),
+                          np.asarray(returns, dtype=np.float32), np.stack(values))
 
 
 def record_demonstrations(config: TrainConfig, samples: int, seed: int, workers: int = 1) -> Demonstrations:
-    """``samples`` decisions of ``config.pretrain_agent``, recorded in chunks (same result for any ``workers``)."""
+    """``samples`` decisions of ``config.pretrain_agent``, recorded in chunks (same result for any ``workers``).
+
+    Every chunk has its own seed, and its hands are drawn from it before any is played, so ``workers``
+    processes play a chunk's hands side by side (a few hands past the chunk's end are played and dropped)."""
     if not config.pretrain_agent:
         raise ValueError("config key 'pretrain_agent' is null: no demonstrator to record")
     sizes = [min(_CHUNK, samples - start) for start in range(0, samples, _CHUNK)]
     seeds = [derive_seed(seed, i) for i in range(len(sizes))]
-    workers = max(1, min(workers or os.cpu_count() or 1, len(sizes)))
+    workers = max(1, workers or os.cpu_count() or 1)
     if workers == 1:
         parts = [_record(config, size, s) for size, s in zip(sizes, seeds, strict=True)]
     else:
-        with ProcessPoolExecutor(workers) as pool:
-            parts = list(pool.map(_record, [config] * len(sizes), sizes, seeds))
+        with ProcessPoolExecutor(workers) as executor:
+            parts = [_record(config, size, s, executor, workers + 1) for size, s in zip(sizes, seeds, strict=True)]
     return Demonstrations.concat(parts)
 
 

@@ -1,0 +1,39 @@
+"""Recording demonstrations: hands played side by side in worker processes record the very decisions of the
+one-hand-at-a-time recording, for any worker count."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from training import imitation
+from training.config import load_config
+from training.imitation import Demonstrations, record_demonstrations
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+# The sha256 of the arrays below (obs, masks, actions, returns, values, in that order, as bytes), recorded by
+# training/imitation.py at commit dd55b6f, the last before hands were played side by side (and the search's
+# rollouts chose greedy's move without the legal mask), with workers=1 and with workers=2.
+OLD_RECORDING = "aff35882628b28cbfba76472903a905ad9168aac95d27847bc286e1e29f4e8fa"
+
+
+def digest(demos: Demonstrations) -> str:
+    hashed = hashlib.sha256()
+    for key in ("obs", "masks", "actions", "returns", "values"):
+        hashed.update(np.ascontiguousarray(getattr(demos, key)).tobytes())
+    return hashed.hexdigest()
+
+
+def test_recording_is_the_old_commits_for_any_workers(monkeypatch) -> None:
+    """The guided search of iter2-standard-2p (fewer simulations) against greedy, the expert and itself, in chunks
+    of 100 decisions (3 chunks, the last cut short): the same arrays as the old commit's, with 1 and 2 workers."""
+    monkeypatch.setattr(imitation, "_CHUNK", 100)
+    config = load_config(ROOT / "configs/train/iter2-standard-2p.yaml", [
+        "pretrain_agent=expert:policy=distill-standard-2p,prior=0.05,simulations=20",
+        "opponent_weights={greedy: 0.4, expert: 0.3, self: 0.3}", "expert_spec=expert:simulations=10"])
+    for workers in (1, 2):
+        demos = record_demonstrations(config, 240, seed=5, workers=workers)
+        assert len(demos) == 240 and np.isfinite(demos.values).any()
+        assert digest(demos) == OLD_RECORDING, f"workers={workers}"
