@@ -14,6 +14,7 @@ exported SB3 ``MaskablePPO`` policy.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,30 @@ def _check_layers(path: Path, layers: list[tuple[np.ndarray, np.ndarray]]) -> No
         raise ValueError(f"{str(path)!r}: the last layer gives {width} outputs; expected {NUM_ACTIONS} action logits")
 
 
+_READ: dict[Path, tuple[bytes, str, tuple[tuple[np.ndarray, np.ndarray], ...]]] = {}  # path: bytes, meta, layers
+_READ_KEPT = 8
+
+
+def _read_policy(path: Path) -> tuple[str, tuple[tuple[np.ndarray, np.ndarray], ...]]:
+    """A policy file's meta text and layers (read-only float32 arrays). The last files read are kept with their
+    bytes: a file read again with the same bytes (one agent per hand when recording demonstrations) is not
+    parsed again, and its agents share the arrays."""
+    raw = path.read_bytes()
+    kept = _READ.get(path)
+    if kept is None or kept[0] != raw:
+        with np.load(io.BytesIO(raw), allow_pickle=False) as data:
+            meta = str(data["meta"])
+            count = sum(1 for key in data.files if key.startswith("w"))
+            layers = tuple((data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32)) for i in range(count))
+        for array in (a for layer in layers for a in layer):
+            array.flags.writeable = False
+        _READ.pop(path, None)
+        if len(_READ) >= _READ_KEPT:
+            del _READ[next(iter(_READ))]
+        kept = _READ[path] = (raw, meta, layers)
+    return kept[1], kept[2]
+
+
 class PolicyAgent:
     """Plays an exported policy file: masked argmax of an MLP's logits, NumPy only."""
 
@@ -73,11 +98,9 @@ class PolicyAgent:
         if not path.is_file():
             raise ValueError(f"policy file {str(path)!r} does not exist")
         try:
-            with path.open("rb") as fh, np.load(fh, allow_pickle=False) as data:
-                meta = json.loads(str(data["meta"]))
-                count = sum(1 for key in data.files if key.startswith("w"))
-                self.layers = [(data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32))
-                               for i in range(count)]
+            meta_text, layers = _read_policy(path.resolve())
+            meta = json.loads(meta_text)
+            self.layers = list(layers)
         except Exception as err:  # any unreadable file (not a zip, truncated, missing arrays, bad JSON)
             raise ValueError(f"{str(path)!r} is not a c8env policy file ({type(err).__name__}: {err})") from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("version") != VERSION:
