@@ -17,7 +17,7 @@ import json
 import os
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
@@ -140,14 +140,18 @@ def _record_hand(config: TrainConfig, hand: _Hand) -> list[_Decision]:
 
 def _in_order(executor: Executor, function: Callable[[_Hand], list[_Decision]],
               hands: Iterator[_Hand], ahead: int) -> Iterator[list[_Decision]]:
-    """``function`` of each hand, run by ``executor`` with ``ahead`` hands in flight, yielded in the hands' order;
-    the hands not yet started when the caller stops are cancelled."""
-    flight: deque[Future[list[_Decision]]] = deque(executor.submit(function, hand) for hand in islice(hands, ahead))
+    """``function`` of each hand, run by ``executor`` with ``ahead`` hands running or queued at any time (a hand
+    that ends early frees its place at once), yielded in the hands' order; the hands not yet started when the
+    caller stops are cancelled."""
+    flight: deque[Future[list[_Decision]]] = deque()
     try:
-        while flight:
-            done = flight.popleft().result()
-            flight.extend(executor.submit(function, hand) for hand in islice(hands, 1))
-            yield done
+        while True:
+            running = [future for future in flight if not future.done()]
+            flight.extend(executor.submit(function, hand) for hand in islice(hands, ahead - len(running)))
+            if flight[0].done():
+                yield flight.popleft().result()
+            else:
+                wait([future for future in flight if not future.done()], return_when=FIRST_COMPLETED)
     finally:
         for future in flight:
             future.cancel()
