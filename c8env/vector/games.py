@@ -152,8 +152,7 @@ class VectorGames:
         self._ranges = [(lo, min(lo + RANGE, self.num_envs)) for lo in range(0, self.num_envs, RANGE)]
         workers = min(self.threads, len(self._ranges))
         self._scratches = [self._scratch] + [kernels.new_scratch() for _ in range(workers - 1)]
-        # the caller's thread and the pool's take the ranges; the pool's threads exit when the games are collected
-        self._pool = ThreadPoolExecutor(workers - 1) if workers > 1 else None
+        self._pool: ThreadPoolExecutor | None = None  # the other threads, started by the first step that needs them
         self._step: Callable[..., None] | None = None  # step_range bound to these arrays' types at the first step
         self._all = np.ones(self.num_envs, dtype=bool)
         self._has_reset = False
@@ -233,9 +232,11 @@ class VectorGames:
         if self._step is None:
             self._step = bound(kernels.step_range, *before, self._scratch, *after, 0, 0)
         step = self._step
-        if self._pool is None:
+        if len(self._scratches) == 1:
             step(*before, self._scratch, *after, 0, self.num_envs)
             return
+        if self._pool is None:  # its threads exit when the games are collected
+            self._pool = ThreadPoolExecutor(len(self._scratches) - 1)
         ranges = iter(self._ranges)  # shared by the threads: next() on a list iterator is atomic
 
         def take(scratch: kernels.Scratch) -> None:
@@ -246,6 +247,10 @@ class VectorGames:
         take(self._scratch)
         for future in pending:
             future.result()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled and copied without the compiled entry point and the threads (made again at the next step)."""
+        return {**self.__dict__, "_step": None, "_pool": None}
 
     @property
     def table(self) -> kernels.Table:

@@ -3,6 +3,8 @@ thread (each game has its own generators), whatever the split; the self-play vec
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -59,6 +61,20 @@ def test_threads_play_the_games_of_one_thread(num_envs: int, threads: int, num_p
             assert_same(one, many, "reset_deals")
     assert ended > num_envs  # truncations, hand and match ends and autoresets all happened along the way
     assert [one.to_dict(b) for b in range(num_envs)] == [many.to_dict(b) for b in range(num_envs)]
+
+
+def test_a_pickled_batch_steps_on_threads_of_its_own() -> None:
+    games = VectorGames(300, threads=2)
+    games.reset(1)
+    for _ in range(5):
+        games.step(games.random_actions())
+    copied = pickle.loads(pickle.dumps(games))
+    for _ in range(5):
+        actions = games.random_actions()
+        assert np.array_equal(actions, copied.random_actions())
+        games.step(actions)
+        copied.step(actions)
+    assert_same(games, copied, "after pickling")
 
 
 @pytest.mark.parametrize("threads", [0, -1, True, 1.5, "2", None])
