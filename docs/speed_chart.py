@@ -2,7 +2,7 @@
 
     python docs/speed_chart.py            # rewrites docs/speed.png (matplotlib: the eval or train extra)
 
-The figures are typed here as the Speed page's table gives them (docs/speed.md; runs of 1 December 2026 on
+The figures are typed here as the Speed page's table gives them (docs/speed.md; runs of 1 and 2 December 2026 on
 the 2-core development machine, each comparison measured in the same process by the command named in
 :data:`ROWS`); change both together. The chart is drawn with a fixed style and no date in its metadata,
 so the same figures give the same file.
@@ -19,12 +19,14 @@ ROWS = [
     ("engine decisions/s, 4 players", "c8env speed engine", 195_118, "OpenSpiel, same loop", 148_038),
     ("PettingZoo random loop steps/s, 2 players", "c8env speed env", 15_631, "Shimmy's OpenSpiel crazy_eights", 3_347),
     ("PettingZoo random loop steps/s, 2 players", "c8env speed env", 15_631, "PettingZoo connect_four_v3", 5_760),
-    ("batched engine steps/s, 2p, B=1024, obs + mask", "c8env speed vector", 1_530_008, "the scalar engine's Python loop",
-     170_027),
-    ("batched engine steps/s, 2p, B=1024, mask only", "c8env speed vector", 2_142_056,
-     "OpenSpiel's own C++ random loop", 1_239_793),
-    ("batched engine steps/s, 4p, B=1024, mask only", "c8env speed vector", 1_576_414, "OpenSpiel's C++ loop, 4 players",
-     1_560_750),
+    ("batched engine steps/s, 2p, B=1024, obs + mask", "c8env speed vector", 2_730_881, "the scalar engine's Python loop",
+     227_552),
+    ("batched engine steps/s, 2p, B=1024, mask only", "c8env speed vector", 7_503_286,
+     "OpenSpiel's own C++ random loop", 1_677_757),
+    ("batched engine steps/s, 4p, B=1024, mask only", "c8env speed vector", 3_311_583, "OpenSpiel's C++ loop, 4 players",
+     1_330_869),
+    ("batched engine steps/s, 2p, B=1024, obs + mask, 1 thread", "c8env speed vector --threads 2", 2_024_688,
+     "OpenSpiel's C++ loop, interleaved runs", 857_215),
     ("c8env eval greedy random, deals/s", "c8env speed eval", 10_000 / 6.1, "the scalar engine in 2 processes",
      10_000 / 60.9),
     ("SB3 main job, training steps/s", "make train (2 full runs)", 5_914, "the previous main job (16 envs, 2 processes)",
@@ -53,9 +55,9 @@ def draw(path: Path = OUT) -> Path:
     ax.set_yticks(range(n))
     ax.set_yticklabels([f"{what}\n{command}" for what, command, *_ in reversed(ROWS)], fontsize=7.5)
     ax.set_xscale("log")
-    ax.set_xlim(80, 3e7)
+    ax.set_xlim(80, 8e7)
     ax.set_xlabel("per second (log scale; higher is faster)")
-    ax.set_title("c8env beside the comparison measured in the same run\n(medians of 5 runs; the 2-core development machine, 1 December 2026)")
+    ax.set_title("c8env beside the comparison measured in the same run\n(medians of 5 runs; the 2-core development machine, 1-2 December 2026)")
     ax.legend(loc="lower right", frameon=False)
     ax.grid(axis="x", which="major", alpha=0.3)
     for side in ("top", "right"):
