@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -225,7 +226,8 @@ class VectorGames:
     def _step_ranges(self, actions: np.ndarray, active: np.ndarray) -> None:
         """:func:`c8env.vector.kernels.step_range` over all the games: in one call on one thread; on several, in
         ranges of :data:`RANGE` games that each thread takes one after the other until none is left (a thread
-        that other processes hold back takes fewer), each thread with its own scratch space."""
+        that other processes hold back takes fewer; the step waits only for the ranges taken), each thread with
+        its own scratch space."""
         before = (self.games, self._table, actions, active, self.rewards, self.terminated, self.truncated,
                   self.final_observation, self.autoreset)
         after = (self.results, self.observations, self.observation, self.action_mask)
@@ -237,16 +239,37 @@ class VectorGames:
             return
         if self._pool is None:  # its threads exit when the games are collected
             self._pool = ThreadPoolExecutor(len(self._scratches) - 1)
-        ranges = iter(self._ranges)  # shared by the threads: next() on a list iterator is atomic
+        ranges, lock = iter(self._ranges), threading.Lock()
+        taken: list[threading.Event] = []  # a flag per range that a pool thread took, set when it is stepped
+        failures: list[BaseException] = []
 
         def take(scratch: kernels.Scratch) -> None:
-            for lo, hi in ranges:
-                step(*before, scratch, *after, lo, hi)
+            """Step ranges until none is left."""
+            while True:
+                with lock:  # a range is taken and its flag listed at once
+                    lo, hi = next(ranges, (0, 0))
+                    if hi == 0:
+                        return
+                    done = None if scratch is self._scratch else threading.Event()
+                    if done is not None:
+                        taken.append(done)
+                try:
+                    step(*before, scratch, *after, lo, hi)
+                except BaseException as error:  # raised in the caller's thread below
+                    failures.append(error)
+                    raise
+                finally:
+                    if done is not None:
+                        done.set()
 
-        pending = [self._pool.submit(take, scratch) for scratch in self._scratches[1:]]
+        for scratch in self._scratches[1:]:
+            self._pool.submit(take, scratch)
         take(self._scratch)
-        for future in pending:
-            future.result()
+        # the ranges the other threads took; a thread that other processes kept from starting has none to wait for
+        for done in taken:
+            done.wait()
+        if failures:
+            raise failures[0]
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled and copied without the compiled entry point and the threads (made again at the next step)."""

@@ -4,6 +4,8 @@ thread (each game has its own generators), whatever the split; the self-play vec
 from __future__ import annotations
 
 import pickle
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -75,6 +77,22 @@ def test_a_pickled_batch_steps_on_threads_of_its_own() -> None:
         games.step(actions)
         copied.step(actions)
     assert_same(games, copied, "after pickling")
+
+
+def test_an_error_in_another_thread_is_raised_by_step() -> None:
+    games = VectorGames(3 * games_module.RANGE, threads=2)
+    games.reset(0)
+    actions = games.random_actions()
+
+    def step_range(*args: object) -> None:  # stands in for the kernel: the caller's thread is slow, the other fails
+        if threading.current_thread() is threading.main_thread():
+            time.sleep(0.2)
+        else:
+            raise RuntimeError(f"range from {args[-2]} failed")
+
+    games._step = step_range
+    with pytest.raises(RuntimeError, match="range from .* failed"):
+        games.step(actions)
 
 
 @pytest.mark.parametrize("threads", [0, -1, True, 1.5, "2", None])
