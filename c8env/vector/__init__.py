@@ -30,6 +30,10 @@ game's first observation (``final_observation[b]`` holds the finished game's las
 view, that of its player to act, for the games that ended in the step). With ``autoreset=False`` a finished game stays as it is
 until :meth:`reset`, and stepping it is an error.
 
+``threads=N`` shares each :meth:`VectorGames.step` among N threads (ranges of games stepped by the
+compiled kernels without the GIL); every game has its own generators, so the games are the same for
+any N.
+
 Beyond one action per game: :meth:`VectorGames.reset_deals` deals given seeds into given
 slots and ``step(actions, active)`` moves only some games. The batched agents live with the
 other agents (:mod:`c8env.agents.batched`: ``greedy_actions(games)``, seeded ``RandomAgents``
