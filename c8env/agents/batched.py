@@ -103,6 +103,16 @@ def _best_card(g: Games, b: int, t: Table, p: int, cards: int) -> int:
     return best
 
 
+@inline
+def _declare_or_announce(g: Games, b: int, t: Table) -> int:
+    """Greedy's move in the declare phase (the best suit) and the announce phase (announce); -1 in the play phase."""
+    phase = g.phase[b]
+    if phase == DECLARE:
+        p = g.current[b]
+        return DECLARE_BASE + _best_suit(g, b, t, p, g.voids[b, (p + g.direction[b]) % t.num_players])
+    return ANNOUNCE if phase == ANNOUNCE_PHASE else -1
+
+
 @jit
 def greedy_action(g: Games, b: int, t: Table, mask: np.ndarray) -> int:
     """``c8env.agents.greedy.greedy_action`` for game ``b``'s player to act (``mask``: his legal actions);
@@ -115,19 +125,16 @@ def greedy_action(g: Games, b: int, t: Table, mask: np.ndarray) -> int:
                 first = a
     if count <= 1:
         return first
-    p = g.current[b]
-    phase = g.phase[b]
-    if phase == DECLARE:
-        return DECLARE_BASE + _best_suit(g, b, t, p, g.voids[b, (p + g.direction[b]) % t.num_players])
-    if phase == ANNOUNCE_PHASE:
-        return ANNOUNCE
+    phase_move = _declare_or_announce(g, b, t)
+    if phase_move >= 0:
+        return phase_move
     if mask[STOP]:
         return STOP
     cards = 0
     for action in range(NUM_CARDS):
         if mask[action]:
             cards |= np.int64(1) << action
-    best = _best_card(g, b, t, p, cards)
+    best = _best_card(g, b, t, g.current[b], cards)
     if best >= 0:
         return best
     return DRAW if mask[DRAW] else PASS
@@ -137,12 +144,10 @@ def greedy_action(g: Games, b: int, t: Table, mask: np.ndarray) -> int:
 def greedy_move(g: Games, b: int, t: Table, mask: np.ndarray) -> int:
     """:func:`greedy_action` for game ``b``'s player to act in a game not over, read from the hands; the
     legal mask is written to ``mask`` only when no card can be played (the search's rollouts)."""
+    phase_move = _declare_or_announce(g, b, t)
+    if phase_move >= 0:
+        return phase_move
     p = g.current[b]
-    phase = g.phase[b]
-    if phase == DECLARE:
-        return DECLARE_BASE + _best_suit(g, b, t, p, g.voids[b, (p + g.direction[b]) % t.num_players])
-    if phase == ANNOUNCE_PHASE:
-        return ANNOUNCE
     wild = g.wild[b, p]
     if g.pending[b]:
         defence = g.held[b, p] & g.follow[b] & t.draw_cards & ~wild
