@@ -129,18 +129,26 @@ def test_ls_c8env_shows_the_layers() -> None:
     assert {f"c8env.{f}" for f in files} == CORE - {"c8env"}
 
 
+NAMED_TUPLE_API = ("_replace", "_fields", "_asdict", "_make")
+#: The one reach into another module's private name: the speed benchmark sets an old commit's chunk size,
+#: which that code offers no public way to change.
+PRIVATE_READS_ALLOWED = {("record_speed.py", "imitation._CHUNK")}
+
+
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")) + sorted((ROOT / "training").rglob("*.py")),
                          ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_private_names_outside_their_module(path: Path) -> None:
-    """Only ``self``/``cls`` reach underscore attributes; the engine's card sets stay inside the engine."""
+    """Only ``self``/``cls`` reach underscore attributes (named tuples' public ``_replace`` and ``_fields`` aside);
+    the engine's card sets stay inside the engine."""
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if not isinstance(node, ast.Attribute):
             continue
-        private = node.attr.startswith("_") and not node.attr.startswith("__")
+        private = node.attr.startswith("_") and not node.attr.startswith("__") and node.attr not in NAMED_TUPLE_API
         on_self = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
         if path.name != "engine.py":
-            assert not (private and not on_self), f"{path.name}:{node.lineno} reads {ast.unparse(node)}"
+            allowed = (path.name, ast.unparse(node)) in PRIVATE_READS_ALLOWED
+            assert not (private and not on_self and not allowed), f"{path.name}:{node.lineno} reads {ast.unparse(node)}"
             assert node.attr not in ("bits", "dups"), f"{path.name}:{node.lineno} reads {ast.unparse(node)}"
 
 

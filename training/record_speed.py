@@ -41,7 +41,7 @@ def record_once(config_path: str, samples: int, chunk: int, seed: int, workers: 
     from training.config import load_config
 
     config = load_config(config_path)
-    imitation._CHUNK = chunk
+    imitation._CHUNK = chunk  # the old commit's code has no public knob for its chunk size
     imitation.record_demonstrations(config, 2, seed + 1, 1)  # the kernels compiled (or loaded), untimed
     start = time.perf_counter()
     demos = imitation.record_demonstrations(config, samples, seed, workers)
