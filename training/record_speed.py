@@ -93,7 +93,7 @@ def compare(old: str, config: Path, samples: int, chunk: int, seed: int, runs: i
           + ("yes" if len(hashes) == 1 else f"NO ({len(hashes)} different recordings)"))
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> Parser:
     parser = Parser(prog="python -m training.record_speed", description=__doc__.split("\n")[0])
     parser.add_argument("old", help="the old commit (any git revision)")
     parser.add_argument("--config", type=Path, default=ROOT / "configs/train/iter2-standard-2p.yaml")
@@ -101,6 +101,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--chunk", type=int_between(1, 10**7), default=500)
     parser.add_argument("--seed", type=int_between(0, 2**63 - 1), default=0)
     parser.add_argument("--runs", type=int_between(1, 100), default=2)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if not args.config.is_file():
         parser.error(f"--config {str(args.config)!r}: no such file")
