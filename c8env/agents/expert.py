@@ -15,8 +15,8 @@ can be played, the main blunder of naive Monte Carlo on noisy estimates.
 Guided by a trained network (``expert:policy=NAME``): only the network's ``top`` favourite
 candidates are searched (the same samples, fewer rollouts), and ``prior`` times its
 log-probability of each can be added to the mean results. Guided by ``distill-standard-2p``
-(``expert:policy=distill-standard-2p,prior=0.05``) it beats the plain expert, 52.4% of 5,000
-hands, in 0.93x its time per move (guided by ``ppo-standard-2p``: as strong, 50.0%).
+(``expert:policy=distill-standard-2p,prior=0.05``) it beats the plain expert in a little less
+time per move (docs/strength.md has the figures).
 With ``rollouts=policy`` the network also plays the searcher's own moves in the rollouts
 (its first ``POLICY_ROLLOUT_STEPS`` moves; the other players stay greedy, the model its
 inference assumes), so a move is judged by how the network would go on (docs/strength.md).
