@@ -24,7 +24,7 @@ import numpy as np
 from c8env.tools.argcheck import Parser, int_at_least, writable_dir
 from c8env.tools.evaluation.bench import RESULTS_FORMAT, RESULTS_VERSION, bench_config, protocol_identity
 from c8env.tools.evaluation.reports import replace_block
-from c8env.tools.exploit import EXPLOIT_FORMAT, check_exploit_results, check_exploit_set
+from c8env.tools.exploit import EXPLOIT_FORMAT, check_exploit_results, check_exploit_set, check_one_file_per_agent
 
 #: Where ``--update FILE`` writes the Markdown table: between these two lines of FILE.
 START, END = "<!-- leaderboard:start -->", "<!-- leaderboard:end -->"
@@ -78,10 +78,7 @@ def load_results(paths: list[Path]) -> list[dict[str, Any]]:
         raise ValueError(f"{first['path']} was scored on {_describe(first['protocol'])}, but this c8env ships "
                          f"{_describe(current)}; rescore with `c8env eval --bench {current['name']} --agent X "
                          "--out DIR`")
-    agents = [data["agent"] for data in results]
-    twice = sorted({a for a in agents if agents.count(a) > 1})
-    if twice:
-        raise ValueError(f"agent(s) {twice} appear in more than one results file; keep one file per agent")
+    check_one_file_per_agent(results, "results")
     cells = [tuple(c[k] for k in _CELL) for c in first["cells"]]
     for data in results[1:]:
         if [tuple(c[k] for k in _CELL) for c in data["cells"]] != cells:
