@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
@@ -26,6 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
 from c8env.actions import NUM_ACTIONS
 from c8env.agents import load
@@ -157,15 +159,16 @@ def _in_order(executor: Executor, function: Callable[[_Hand], list[_Decision]],
             future.cancel()
 
 
-def _record(config: TrainConfig, samples: int, seed: int, executor: Executor | None = None,
+def _record(config: TrainConfig, samples: int, seed: int, bar: tqdm, executor: Executor | None = None,
             ahead: int = 1) -> Demonstrations:
-    """Play the hands of the chunk seeded ``seed`` until ``samples`` demonstrator decisions are recorded;
-    with ``executor``, ``ahead`` hands at a time in its workers (the same decisions)."""
+    """Play the hands of the chunk seeded ``seed`` until ``samples`` demonstrator decisions are recorded
+    (counted on ``bar``); with ``executor``, ``ahead`` hands at a time in its workers (the same decisions)."""
     record = partial(_record_hand, config)
     parts = map(record, _hands(config, seed)) if executor is None else \
         _in_order(executor, record, _hands(config, seed), ahead)
     decisions: list[_Decision] = []
     for part in parts:
+        bar.update(min(len(part), samples - len(decisions)))
         decisions += part
         if len(decisions) >= samples:
             break
@@ -174,8 +177,10 @@ def _record(config: TrainConfig, samples: int, seed: int, executor: Executor | N
                           np.asarray(returns, dtype=np.float32), np.stack(values))
 
 
-def record_demonstrations(config: TrainConfig, samples: int, seed: int, workers: int = 1) -> Demonstrations:
-    """``samples`` decisions of ``config.pretrain_agent``, recorded in chunks (same result for any ``workers``).
+def record_demonstrations(config: TrainConfig, samples: int, seed: int, workers: int = 1,
+                          progress: bool = True) -> Demonstrations:
+    """``samples`` decisions of ``config.pretrain_agent``, recorded in chunks (same result for any ``workers``),
+    counted on a progress bar on stderr unless ``progress`` is false.
 
     Every chunk has its own seed, and its hands are drawn from it before any is played, so ``workers``
     processes play a chunk's hands side by side (a few hands past the chunk's end are played and dropped)."""
@@ -184,11 +189,14 @@ def record_demonstrations(config: TrainConfig, samples: int, seed: int, workers:
     sizes = [min(_CHUNK, samples - start) for start in range(0, samples, _CHUNK)]
     seeds = [derive_seed(seed, i) for i in range(len(sizes))]
     workers = max(1, workers or os.cpu_count() or 1)
-    if workers == 1:
-        parts = [_record(config, size, s) for size, s in zip(sizes, seeds, strict=True)]
-    else:
-        with ProcessPoolExecutor(workers) as executor:
-            parts = [_record(config, size, s, executor, workers + 1) for size, s in zip(sizes, seeds, strict=True)]
+    with tqdm(total=samples, desc=f"recording {config.pretrain_agent}", unit=" decisions", file=sys.stderr,
+              disable=not progress, dynamic_ncols=True) as bar:
+        if workers == 1:
+            parts = [_record(config, size, s, bar) for size, s in zip(sizes, seeds, strict=True)]
+        else:
+            with ProcessPoolExecutor(workers) as executor:
+                parts = [_record(config, size, s, bar, executor, workers + 1)
+                         for size, s in zip(sizes, seeds, strict=True)]
     return Demonstrations.concat(parts)
 
 
