@@ -9,7 +9,8 @@ agent's turn) and always returns a legal action. Specs:
   after a colon, e.g. ``expert:simulations=200`` or ``expert:time_ms=50``; with
   ``policy=<shipped name or .npz path>`` a trained network guides it (``top=3``
   candidates searched, ``prior=0`` weight of the network's log-probability added to their means,
-  ``rollouts=policy``: the network also plays the searcher's moves in the rollouts); ``belief=greedy`` or
+  ``rollouts=policy``: the network also plays the searcher's moves in the rollouts; ``rollouts=<shipped name or
+  .npz path>``: that network plays them); ``belief=greedy`` or
   ``belief=<shipped name or .npz path>`` weighs its samples by the opponent's observed moves under that model
   (2 players, with numba; ``draws=K``: each sample the one kept of K deals, in proportion to its weight);
 - the name of a trained policy shipped in the package (see :func:`available`);
@@ -53,7 +54,7 @@ _OPTIONS: dict[str, dict[str, tuple[type, Callable[[Any], bool], str]]] = {"expe
     "policy": (str, lambda v: bool(v.strip()), "a shipped policy name or a .npz path"),
     "top": (int, lambda v: v >= 1, "an int >= 1"),
     "prior": (float, lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"),
-    "rollouts": (str, lambda v: v in ("greedy", "policy"), "'greedy' or 'policy'"),
+    "rollouts": (str, lambda v: bool(v.strip()), "'greedy', 'policy', a shipped policy name or a .npz path"),
     "belief": (str, lambda v: bool(v.strip()), "'greedy', a shipped policy name or a .npz path"),
     "draws": (int, lambda v: v >= 1, "an int >= 1"),
 }}
@@ -265,9 +266,12 @@ def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | Ru
     if name == "expert":
         if "policy" in options:
             options["policy"] = _policy(options["policy"], rules, num_players, "expert policy", shipped_policies())
-        elif options.keys() & {"top", "prior", "rollouts"}:
-            raise ValueError(f"agent spec {spec!r}: top, prior and rollouts guide a policy's search; "
+        elif options.keys() & {"top", "prior"} or options.get("rollouts") == "policy":
+            raise ValueError(f"agent spec {spec!r}: top, prior and rollouts=policy guide a policy's search; "
                              "add policy=<name or .npz path>")
+        if options.get("rollouts", "greedy") not in ("greedy", "policy"):
+            options["rollouts"] = _policy(options["rollouts"], rules, num_players, "expert rollouts",
+                                          ["greedy", "policy", *shipped_policies()])
         if options.get("belief", "greedy") != "greedy":
             options["belief"] = _policy(options["belief"], rules, num_players, "expert belief",
                                         ["greedy", *shipped_policies()])

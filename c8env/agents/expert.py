@@ -19,7 +19,8 @@ log-probability of each can be added to the mean results. Guided by ``distill-st
 time per move (docs/strength.md has the figures).
 With ``rollouts=policy`` the network also plays the searcher's own moves in the rollouts
 (its first ``POLICY_ROLLOUT_STEPS`` moves; the other players stay greedy, the model its
-inference assumes), so a move is judged by how the network would go on (docs/strength.md).
+inference assumes), so a move is judged by how the network would go on (docs/strength.md);
+``rollouts=NAME`` has another network play them (a small one is fast enough to roll out with).
 
 Inference from play (``expert:belief=MODEL``, 2 players, compiled search only): each sample of the
 hidden cards is weighted by how likely the opponent's last move was, had he held that sample's hand,
@@ -115,15 +116,16 @@ class ExpertAgent:
     def __init__(self, rules: RuleSet, num_players: int, simulations: int = 100, time_ms: float | None = None,
                  seed: int | None = None, reward: str = "win", compiled: bool | None = None,
                  policy: PolicyAgent | None = None, top: int = 3, prior: float = 0.0,
-                 rollouts: str = "greedy", belief: str | PolicyAgent | None = None, draws: int = 1) -> None:
+                 rollouts: str | PolicyAgent = "greedy", belief: str | PolicyAgent | None = None,
+                 draws: int = 1) -> None:
         """``compiled``: run the search with the compiled kernels (None: whenever numba is available;
         True where it is not raises ``ValueError``). Both loops make the same decisions.
 
         ``policy``: a trained network that guides the search (see :meth:`_guide`): only its ``top``
         candidates are searched, and the choice maximises the mean result plus ``prior`` times the
         network's log-probability of the move (renormalised over those candidates). ``rollouts``:
-        ``"greedy"`` (everyone plays greedy in the rollouts) or ``"policy"`` (the network plays the
-        searcher's moves; needs ``policy``). ``belief``: ``"greedy"`` or a :class:`PolicyAgent`, the model of
+        ``"greedy"`` (everyone plays greedy in the rollouts), ``"policy"`` (the network ``policy`` plays the
+        searcher's moves) or a :class:`PolicyAgent` that plays them (a small, fast one beside a big guide). ``belief``: ``"greedy"`` or a :class:`PolicyAgent`, the model of
         the opponent whose observed moves weigh the samples (see the module docstring; 2 players, compiled);
         ``draws``: deals per sample under a belief, one kept in proportion to its weight."""
         if not isinstance(simulations, int) or simulations < 1:
@@ -138,8 +140,8 @@ class ExpertAgent:
             raise ValueError(f"expert top={top!r} is invalid; allowed: an int >= 1")
         if not (isinstance(prior, (int, float)) and prior >= 0):
             raise ValueError(f"expert prior={prior!r} is invalid; allowed: a number >= 0")
-        if rollouts not in ("greedy", "policy"):
-            raise ValueError(f"expert rollouts={rollouts!r} is invalid; allowed: 'greedy' or 'policy'")
+        if not isinstance(rollouts, PolicyAgent) and rollouts not in ("greedy", "policy"):
+            raise ValueError(f"expert rollouts={rollouts!r} is invalid; allowed: 'greedy', 'policy' or a PolicyAgent")
         if rollouts == "policy" and policy is None:
             raise ValueError("expert rollouts='policy' plays a network in the rollouts; give policy=<name or .npz path>")
         if not isinstance(draws, int) or isinstance(draws, bool) or draws < 1:
@@ -164,6 +166,8 @@ class ExpertAgent:
         self.top = top
         self.prior = float(prior)
         self.rollouts = rollouts
+        #: The network that plays the searcher's moves in the rollouts (None: greedy does).
+        self.rollout_policy = policy if rollouts == "policy" else rollouts if isinstance(rollouts, PolicyAgent) else None
         self.belief = belief
         self.draws = draws
         self.rng = np.random.default_rng(seed)
@@ -250,7 +254,8 @@ class ExpertAgent:
         if self._kernel is None:
             from c8env.agents.search_compiled import CompiledSearch
 
-            network = (self.policy.layers, self.policy.meta["activation"]) if self.rollouts == "policy" else None
+            rolling = self.rollout_policy
+            network = None if rolling is None else (rolling.layers, rolling.meta["activation"])
             model = self.belief
             if isinstance(model, PolicyAgent):
                 model = (model.layers, model.meta["activation"])
@@ -348,10 +353,10 @@ class ExpertAgent:
 
     def _rollout(self, world: State, action: int) -> float:
         """The observer's reward after ``action`` and greedy play by everyone to the hand's end, the
-        observer's first moves the network's under ``rollouts="policy"`` (0 for a hand cut off unfinished)."""
+        observer's first moves :attr:`rollout_policy`'s if there is one (0 for a hand cut off unfinished)."""
         state = world.copy()
         state.apply(action)
-        steps = play_hand(state, self._policy_rollout_move, POLICY_ROLLOUT_STEPS) if self.rollouts == "policy" else 0
+        steps = 0 if self.rollout_policy is None else play_hand(state, self._policy_rollout_move, POLICY_ROLLOUT_STEPS)
         play_hand(state, self._rollout_move, MAX_HAND_STEPS - steps)
         return hand_rewards(state, self.reward)[0] if state.hand_over else 0.0
 
@@ -363,4 +368,4 @@ class ExpertAgent:
         if state.current_player != 0:
             return self._rollout_move(state)
         legal = state.legal_actions()
-        return legal[0] if len(legal) == 1 else self.policy.act(StateObservation(state, 0))
+        return legal[0] if len(legal) == 1 else self.rollout_policy.act(StateObservation(state, 0))

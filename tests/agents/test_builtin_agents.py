@@ -368,6 +368,8 @@ def test_expert_with_policy_rollouts_searches_the_guided_candidates_and_differs_
     with_policy = _guided_decisions(spec + ",rollouts=policy", hands=8, seed=2)
     with_greedy = _guided_decisions(spec, hands=8, seed=2)
     assert load(spec + ",rollouts=policy").rollouts == "policy" and load(spec).rollouts == "greedy"
+    rolling = load(spec + ",rollouts=policy")
+    assert rolling.rollout_policy is rolling.policy
     assert len(with_policy) > 20
     for kept, candidates, action in with_policy:
         assert len(kept) == min(2, len(candidates)) and action in kept
@@ -377,11 +379,21 @@ def test_expert_with_policy_rollouts_searches_the_guided_candidates_and_differs_
     assert with_policy[:first] == with_greedy[:first] and with_policy[first][0] == with_greedy[first][0]
 
 
+def test_expert_rollouts_name_another_network_than_the_guide():
+    """rollouts=NAME: that network plays the searcher's rollout moves, beside a guide or without one."""
+    plain = load("expert:rollouts=ppo-standard-2p", num_players=2)
+    assert plain.policy is None and plain.rollout_policy.meta == load("ppo-standard-2p").meta
+    guided = load("expert:policy=distill-standard-2p,rollouts=ppo-standard-2p", num_players=2)
+    assert guided.policy.layers[0][0].shape != guided.rollout_policy.layers[0][0].shape
+    assert load("expert", num_players=2).rollout_policy is None
+
+
 @pytest.mark.parametrize("spec, patterns", [
     ("expert:policy=nope", ["expert policy 'nope'", "no such policy file", "ppo-standard-2p"]),
-    ("expert:top=2", ["top, prior and rollouts", "policy="]),
-    ("expert:rollouts=policy", ["top, prior and rollouts", "policy="]),
-    ("expert:policy=ppo-standard-2p,rollouts=nets", ["rollouts='nets' is invalid", "'greedy' or 'policy'"]),
+    ("expert:top=2", ["top, prior and rollouts=policy", "policy="]),
+    ("expert:rollouts=policy", ["top, prior and rollouts=policy", "policy="]),
+    ("expert:policy=ppo-standard-2p,rollouts=nets", ["expert rollouts 'nets'", "no such policy file",
+                                                     "allowed: greedy, policy, distill-standard-2p"]),
     ("expert:policy=ppo-standard-2p,top=0", ["top=0", ">= 1"]),
     ("expert:policy=ppo-standard-2p,prior=-1", ["prior=-1.0", ">= 0"]),
 ])

@@ -158,5 +158,22 @@ def test_policy_rollouts_need_a_policy() -> None:
     rules = load_rules("standard")
     with pytest.raises(ValueError, match="rollouts='policy' plays a network"):
         ExpertAgent(rules, 2, rollouts="policy")
-    with pytest.raises(ValueError, match="rollouts='net' is invalid; allowed: 'greedy' or 'policy'"):
+    with pytest.raises(ValueError, match="rollouts='net' is invalid; allowed: 'greedy', 'policy' or a PolicyAgent"):
         ExpertAgent(rules, 2, rollouts="net")
+
+
+@pytest.mark.parametrize("guided", [False, True])
+def test_another_network_in_the_rollouts_compiled_decides_as_the_python_loop(tmp_path, guided) -> None:
+    """``rollouts=<a PolicyAgent>``: that network plays the searcher's rollout moves, with or without a guide;
+    the compiled and Python loops agree, and its moves (not the guide's) decide."""
+    small = _random_policy(tmp_path, [16, 16], "relu", seed=3)
+    guide = PolicyAgent(POLICY_DIR / "ppo-standard-2p.npz") if guided else None
+    rules = load_rules("standard")
+    assert _searched_decisions_agree(rules, 2, hands=2, simulations=5, policy=guide, rollouts=small) > 0
+    agent = ExpertAgent(rules, 2, simulations=1, seed=0, policy=guide, rollouts=small, compiled=False)
+    assert agent.rollout_policy is small
+    moves: list[dict] = []
+    small.act = lambda observation: moves.append(observation) or PolicyAgent.act(small, observation)
+    state = State.new(2, rules, seed=1)
+    agent._rollout(state, state.legal_actions()[0])
+    assert moves and all(observation["observation"].shape == (OBS_SIZE,) for observation in moves)

@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="c8env eval",
         description="Evaluate agents with duplicate deals and 95% Wilson intervals. Agent specs: random, greedy, "
-                    "expert[:simulations=N,time_ms=T,policy=NAME,top=K,prior=W,rollouts=greedy|policy,"
+                    "expert[:simulations=N,time_ms=T,policy=NAME,top=K,prior=W,rollouts=greedy|policy|NAME,"
                     "belief=greedy|NAME,draws=K], a shipped policy name, a policy file (.npz, .onnx, an SB3 .zip), or "
                     "package.module:name (an agent object with act(observation) -> int, or a factory called with "
                     "rules, num_players, seed; the current folder is importable). An illegal move ends its hand as "
