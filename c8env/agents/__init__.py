@@ -249,9 +249,10 @@ def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | Ru
     rules = load_rules(rules)
     num_players = check_num_players(num_players)
     seed = check_seed(seed)
-    if isinstance(spec, (str, Path)) and str(spec).endswith((".onnx", ".zip")):
+    is_file = isinstance(spec, Path) or (isinstance(spec, str) and spec.partition(":")[0] not in BUILTIN)
+    if is_file and str(spec).endswith((".onnx", ".zip")):
         return _model_file(spec, rules, num_players)
-    if isinstance(spec, Path) or (isinstance(spec, str) and spec.endswith(".npz")):
+    if is_file and str(spec).endswith(".npz"):  # not expert:policy=path.npz
         return _policy(spec, rules, num_players)
     if not isinstance(spec, str):
         return _from_object(spec, "agent", rules, num_players, seed)

@@ -15,7 +15,17 @@ import pytest
 
 import c8env
 from c8env import DRAW, preset_names
-from c8env.agents import BUILTIN, ExpertAgent, GreedyAgent, PolicyAgent, RandomAgent, available, load, shipped_policies
+from c8env.agents import (
+    BUILTIN,
+    POLICY_DIR,
+    ExpertAgent,
+    GreedyAgent,
+    PolicyAgent,
+    RandomAgent,
+    available,
+    load,
+    shipped_policies,
+)
 from c8env.agents.policy import save_policy
 
 PRESETS = preset_names()
@@ -379,8 +389,13 @@ def test_expert_with_policy_rollouts_searches_the_guided_candidates_and_differs_
     assert with_policy[:first] == with_greedy[:first] and with_policy[first][0] == with_greedy[first][0]
 
 
-def test_expert_rollouts_name_another_network_than_the_guide():
-    """rollouts=NAME: that network plays the searcher's rollout moves, beside a guide or without one."""
+def test_expert_rollouts_name_another_network_than_the_guide(tmp_path):
+    """rollouts=NAME: that network plays the searcher's rollout moves, beside a guide or without one; a spec
+    ending in a .npz path is still the expert's (not a policy file)."""
+    path = tmp_path / "net.npz"
+    path.write_bytes((POLICY_DIR / "ppo-standard-2p.npz").read_bytes())
+    assert load(f"expert:rollouts={path}", num_players=2).rollout_policy.meta == load(str(path)).meta
+    assert load(f"expert:policy={path}", num_players=2).policy.meta == load(str(path)).meta
     plain = load("expert:rollouts=ppo-standard-2p", num_players=2)
     assert plain.policy is None and plain.rollout_policy.meta == load("ppo-standard-2p").meta
     guided = load("expert:policy=distill-standard-2p,rollouts=ppo-standard-2p", num_players=2)
