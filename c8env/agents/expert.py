@@ -125,8 +125,9 @@ class ExpertAgent:
         candidates are searched, and the choice maximises the mean result plus ``prior`` times the
         network's log-probability of the move (renormalised over those candidates). ``rollouts``:
         ``"greedy"`` (everyone plays greedy in the rollouts), ``"policy"`` (the network ``policy`` plays the
-        searcher's moves) or a :class:`PolicyAgent` that plays them (a small, fast one beside a big guide). ``belief``: ``"greedy"`` or a :class:`PolicyAgent`, the model of
-        the opponent whose observed moves weigh the samples (see the module docstring; 2 players, compiled);
+        searcher's moves) or a :class:`PolicyAgent` that plays them (a small, fast one beside a big guide).
+        ``belief``: ``"greedy"`` or a :class:`PolicyAgent`, the model of the opponent whose observed moves
+        weigh the samples (see the module docstring; 2 players, compiled);
         ``draws``: deals per sample under a belief, one kept in proportion to its weight."""
         if not isinstance(simulations, int) or simulations < 1:
             raise ValueError(f"expert simulations={simulations!r} is invalid; allowed: an int >= 1")
