@@ -4,6 +4,7 @@ one-hand-at-a-time recording, for any worker count."""
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import numpy as np
@@ -58,3 +59,17 @@ def test_record_speed_refuses_an_unknown_revision(capsys) -> None:
         record_speed.main(["no-such-revision"])
     assert stop.value.code == 2
     assert capsys.readouterr().err.strip().endswith("old revision 'no-such-revision': no such commit in " + str(ROOT))
+
+
+def test_recording_counts_its_decisions_on_a_progress_bar_unless_told_not_to(tmp_path, capsys) -> None:
+    """The bar on stderr names the demonstrator and reaches the samples asked for (never more); progress=False
+    writes nothing there, and the arrays are the same either way."""
+    path = tmp_path / "greedy.yaml"
+    path.write_text("pretrain_agent: greedy\nopponent_weights: {greedy: 0.5, random: 0.5}\n")
+    config = load_config(path)
+    shown = record_demonstrations(config, 70, seed=3)
+    bar = capsys.readouterr().err
+    assert "recording greedy" in bar and max(int(n) for n in re.findall(r"(\d+)/70", bar)) == 70
+    hidden = record_demonstrations(config, 70, seed=3, progress=False)
+    assert capsys.readouterr().err == ""
+    assert digest(shown) == digest(hidden)
