@@ -142,7 +142,8 @@ class ExpertAgent:
         if not (isinstance(prior, (int, float)) and prior >= 0):
             raise ValueError(f"expert prior={prior!r} is invalid; allowed: a number >= 0")
         if not isinstance(rollouts, PolicyAgent) and rollouts not in ("greedy", "policy"):
-            raise ValueError(f"expert rollouts={rollouts!r} is invalid; allowed: 'greedy', 'policy' or a PolicyAgent")
+            raise ValueError(f"expert rollouts={rollouts!r} is invalid; allowed: 'greedy', 'policy' or a "
+                             "PolicyAgent")
         if rollouts == "policy" and policy is None:
             raise ValueError("expert rollouts='policy' plays a network in the rollouts; give policy=<name or .npz path>")
         if not isinstance(draws, int) or isinstance(draws, bool) or draws < 1:
@@ -168,7 +169,8 @@ class ExpertAgent:
         self.prior = float(prior)
         self.rollouts = rollouts
         #: The network that plays the searcher's moves in the rollouts (None: greedy does).
-        self.rollout_policy = policy if rollouts == "policy" else rollouts if isinstance(rollouts, PolicyAgent) else None
+        self.rollout_policy = (policy if rollouts == "policy"
+                               else rollouts if isinstance(rollouts, PolicyAgent) else None)
         self.belief = belief
         self.draws = draws
         self.rng = np.random.default_rng(seed)
