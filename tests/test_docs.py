@@ -31,7 +31,8 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 #: Command-line programs of the project: the module whose ``build_parser()`` parses their arguments.
 PROGRAMS = {"c8env.tools.evaluation": "c8env.tools.evaluation", "c8env.tools.play": "c8env.tools.play", "c8env.tools.demo": "c8env.tools.demo",
             "c8env.tools.speed": "c8env.tools.speed", "training.train": "training.train", "training.export": "training.export",
-            "training.record_speed": "training.record_speed", "training.plot": "training.plot", "training.rllib": "training.rllib.cli"}
+            "training.record_speed": "training.record_speed", "training.plot": "training.plot", "training.average": "training.average",
+            "training.rllib": "training.rllib.cli"}
 
 
 #: Libraries that docs/masks.md shows c8env with and that no extra of the project installs: a block importing one

@@ -190,6 +190,10 @@ class TrainConfig(RunConfig, BaseModel):
     pretrain_temperature: float | None = Field(None, gt=0)
     """Fit the actor to ``softmax(search results / temperature)`` over the moves the demonstrator (an
     ``expert``) searched, instead of to its chosen move (null: the chosen move)."""
+    pretrain_seed: int | None = Field(None, ge=0)
+    """Seed of the warm start's recording (null: ``seed``). With another ``seed``, a run fits a fresh network
+    (initialised and shuffled from ``seed``) to the same recording, e.g. the members of an average
+    (``python -m training.average``)."""
     pretrain_demos: str | None = None
     """An ``.npz`` file for the recorded demonstrations: loaded if it exists (recorded with the same
     settings, else an error), written after recording if not (null: record, keep nothing). The file

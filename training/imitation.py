@@ -200,8 +200,13 @@ def record_demonstrations(config: TrainConfig, samples: int, seed: int, workers:
     return Demonstrations.concat(parts)
 
 
+def recording_seed(config: TrainConfig) -> int:
+    """The seed of the warm start's recording: ``pretrain_seed``, else ``seed``."""
+    return config.seed if config.pretrain_seed is None else config.pretrain_seed
+
+
 def _recording(config: TrainConfig) -> dict[str, Any]:
-    return {key: getattr(config, key) for key in RECORDING_KEYS}
+    return {key: recording_seed(config) if key == "seed" else getattr(config, key) for key in RECORDING_KEYS}
 
 
 def demonstrations(config: TrainConfig, seed: int, workers: int = 1) -> tuple[Demonstrations, bool]:
@@ -322,4 +327,4 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
 
 
 __all__ = ["RECORDING_KEYS", "Demonstrations", "behaviour_clone", "demonstrations", "lr_factor", "masked_logits",
-           "record_demonstrations", "search_targets"]
+           "record_demonstrations", "recording_seed", "search_targets"]

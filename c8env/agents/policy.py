@@ -1,6 +1,6 @@
 """Trained policies exported for play with NumPy alone (no torch at play time).
 
-File format (``.npz``, written by ``training/export.py`` or :func:`save_policy`):
+File format (``.npz``, written by ``training/export.py``, :func:`save_policy` or :func:`average_policies`):
 
 - ``meta``: a 0-d string array holding JSON: ``{"format": "c8env-policy", "version": 1,
   "activation": "tanh" | "relu", "obs_size": 245, "num_actions": 60, "num_players": int,
@@ -34,8 +34,8 @@ _ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 
 
 def save_policy(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
-                num_players: int, rules: dict[str, Any], description: str = "") -> Path:
-    """Write a policy file from ``(weight, bias)`` pairs (weights ``(out, in)``)."""
+                num_players: int, rules: dict[str, Any], description: str = "", compress: bool = False) -> Path:
+    """Write a policy file from ``(weight, bias)`` pairs (weights ``(out, in)``), zip-compressed if ``compress``."""
     if activation not in _ACTIVATIONS:
         raise ValueError(f"activation={activation!r} is invalid; allowed: {', '.join(_ACTIVATIONS)}")
     meta = {"format": FORMAT, "version": VERSION, "activation": activation, "obs_size": OBS_SIZE,
@@ -46,8 +46,50 @@ def save_policy(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]], a
         arrays[f"b{i}"] = np.asarray(bias, dtype=np.float32)
     path = Path(path)
     with path.open("wb") as fh:
-        np.savez(fh, **arrays)
+        (np.savez_compressed if compress else np.savez)(fh, **arrays)
     return path
+
+
+def average_policies(paths: list[str | Path], out: str | Path, description: str = "") -> Path:
+    """Write one policy file whose logits are the mean of the given files' logits (an average of clones).
+
+    Their networks run side by side in one MLP: the first layers stacked, the hidden layers block-diagonal,
+    the last layers' weights concatenated and divided by their count, its bias the mean of theirs (the file
+    zip-compressed: the blocks' zeros take no room). The files must share the activation, the depth, the
+    player count and the rules (``ValueError`` naming the first that differs)."""
+    if len(paths) < 2:
+        raise ValueError(f"average_policies: give at least 2 policy files, got {len(paths)}")
+    members = [PolicyAgent(path) for path in paths]
+    first = members[0]
+    for path, member in zip(paths[1:], members[1:], strict=True):
+        for key, value, expected in (("activation", member.meta["activation"], first.meta["activation"]),
+                                     ("depth", len(member.layers), len(first.layers)),
+                                     ("num_players", member.meta.get("num_players"), first.meta.get("num_players")),
+                                     ("rules", member.meta.get("rules"), first.meta.get("rules"))):
+            if value != expected:
+                raise ValueError(f"average_policies: {str(path)!r} has {key} {value!r} where {str(paths[0])!r} has "
+                                 f"{expected!r}; the files must agree")
+    count, depth = len(members), len(first.layers)
+    layers = []
+    for i in range(depth):
+        weights = [member.layers[i][0] for member in members]
+        biases = [member.layers[i][1] for member in members]
+        if depth == 1:
+            layers.append((sum(weights) / count, sum(biases) / count))
+        elif i == 0:
+            layers.append((np.concatenate(weights, axis=0), np.concatenate(biases)))
+        elif i < depth - 1:
+            block = np.zeros((sum(w.shape[0] for w in weights), sum(w.shape[1] for w in weights)), dtype=np.float32)
+            row = col = 0
+            for weight in weights:
+                block[row:row + weight.shape[0], col:col + weight.shape[1]] = weight
+                row, col = row + weight.shape[0], col + weight.shape[1]
+            layers.append((block, np.concatenate(biases)))
+        else:
+            layers.append((np.concatenate(weights, axis=1) / count, sum(biases) / count))
+    names = ", ".join(str(path) for path in paths)
+    return save_policy(out, layers, first.meta["activation"], first.meta.get("num_players"), first.meta.get("rules"),
+                       description or f"the mean of the logits of {count} policies: {names}", compress=True)
 
 
 def _check_layers(path: Path, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:

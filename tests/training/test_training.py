@@ -532,6 +532,27 @@ def test_same_seed_same_policy(tmp_path, processes):
 
 
 @pytest.mark.slow
+def test_pretrain_seed_fits_another_seed_to_the_same_recording(tmp_path, processes):
+    """``pretrain_seed``: a run of another seed loads the recording of that seed (the members of an average) and
+    fits another network to it; without it, the saved recording is refused as another seed's."""
+    config = tmp_path / "clone.yaml"
+    settings = {**TINY, "total_steps": 0, "pretrain_samples": 300, "final_eval_deals": 3, "vec_env": "dummy",
+                "pretrain_demos": str(tmp_path / "demos.npz"), "run_root": str(tmp_path)}
+    config.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in settings.items()))
+    outputs = []
+    for extra in ([], ["--seed", "1", "--set", "pretrain_seed=0"], ["--seed", "2"]):
+        proc = _train(["--config", str(config), "--no-progress", *extra])
+        processes.append(proc)
+        out, err = proc.communicate(timeout=300)
+        outputs.append((proc.returncode, out + err))
+    assert outputs[0][0] == 0 and "decisions recorded in" in outputs[0][1]
+    assert outputs[1][0] == 0 and f"decisions loaded from {tmp_path / 'demos.npz'}" in outputs[1][1]
+    assert outputs[2][0] != 0 and "(differ: seed)" in outputs[2][1]
+    first, second = ((tmp_path / f"clone-s{seed}" / "policy.npz") for seed in (0, 1))
+    assert load(str(first)).layers[0][0].tolist() != load(str(second)).layers[0][0].tolist()
+
+
+@pytest.mark.slow
 def test_a_guided_search_distilled_without_ppo(tmp_path, processes):
     """``total_steps: 0``: the network is the clone of the demonstrator (here the policy-guided expert, one step
     of expert iteration), exported and evaluated on fresh deals."""

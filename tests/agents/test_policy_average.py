@@ -1,0 +1,69 @@
+"""Averaged policy files: one MLP whose logits are the mean of its members' logits, played as any policy file;
+files that disagree are refused, naming what differs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from c8env import agents, raw_env
+from c8env.agents import POLICY_DIR
+from c8env.agents.policy import PolicyAgent, average_policies, save_policy
+from c8env.observation import OBS_SIZE
+from training.average import main
+
+
+def write(path, seed: int, widths: tuple[int, ...] = (8, 6), activation: str = "tanh", players: int = 2,
+          rules: dict | None = None):
+    rng = np.random.default_rng(seed)
+    sizes = (OBS_SIZE, *widths, 60)
+    layers = [(rng.normal(size=(out, inp)), rng.normal(size=out)) for inp, out in zip(sizes, sizes[1:], strict=False)]
+    return save_policy(path, layers, activation, players, rules or {"wild_rank": "8"})
+
+
+@pytest.mark.parametrize("widths, activation", [((8, 6), "tanh"), ((5,), "relu"), ((), "tanh"), ((4, 7, 3), "relu")])
+def test_the_average_plays_the_mean_of_its_members_logits(tmp_path, widths, activation) -> None:
+    paths = [write(tmp_path / f"m{i}.npz", i, widths, activation) for i in range(3)]
+    average = PolicyAgent(average_policies(paths, tmp_path / "avg.npz"))
+    members = [PolicyAgent(p) for p in paths]
+    batch = np.random.default_rng(9).random((50, OBS_SIZE), dtype=np.float32)
+    expected = sum(m.logits(batch) for m in members) / 3
+    np.testing.assert_allclose(average.logits(batch), expected, rtol=1e-5, atol=1e-5)
+    assert len(average.layers) == len(members[0].layers)
+    assert average.meta["num_players"] == 2 and average.meta["activation"] == activation
+    assert "m0.npz" in average.meta["description"]
+
+
+def test_an_average_of_shipped_clones_plays_a_hand(tmp_path) -> None:
+    out = tmp_path / "avg.npz"
+    main([str(out), str(POLICY_DIR / "iter3-rollouts-standard-2p.npz"),
+          str(POLICY_DIR / "iter4-rollouts-standard-2p.npz")])
+    seats = {"player_0": agents.load(str(out)), "player_1": agents.load("greedy")}
+    env = raw_env(num_players=2)
+    env.reset(seed=3)
+    for agent in env.agent_iter():
+        _, _, termination, truncation, _ = env.last()
+        env.step(None if termination or truncation else seats[agent].act(env.observe(agent)))
+    assert not env.agents  # the hand ended
+    assert out.stat().st_size < 2 * (POLICY_DIR / "iter4-rollouts-standard-2p.npz").stat().st_size  # zeros packed
+
+
+@pytest.mark.parametrize("other, named", [
+    ({"activation": "relu"}, "activation"), ({"widths": (8,)}, "depth"), ({"players": 4}, "num_players"),
+    ({"rules": {"wild_rank": "A"}}, "rules")])
+def test_files_that_disagree_are_refused(tmp_path, other, named) -> None:
+    first = write(tmp_path / "a.npz", 0)
+    second = write(tmp_path / "b.npz", 1, **other)
+    with pytest.raises(ValueError, match=f"has {named} .* the files must agree"):
+        average_policies([first, second], tmp_path / "avg.npz")
+
+
+def test_the_command_refuses_bad_input(tmp_path, capsys) -> None:
+    one = write(tmp_path / "a.npz", 0)
+    for argv, message in (([str(tmp_path / "avg.npz"), str(one)], "at least 2 policy files"),
+                          ([str(tmp_path / "avg.txt"), str(one), str(one)], "does not end in .npz"),
+                          ([str(tmp_path / "avg.npz"), str(one), str(tmp_path / "missing.npz")], "does not exist")):
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        assert exit_info.value.code == 2
+        assert message in capsys.readouterr().err
