@@ -29,8 +29,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if len(args.policies) < 2:
-        parser.error(f"give at least 2 policy files to average, got {len(args.policies)}")
     try:
         path = average_policies(args.policies, args.out, args.description)
     except ValueError as err:
