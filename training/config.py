@@ -190,6 +190,12 @@ class TrainConfig(RunConfig, BaseModel):
     pretrain_temperature: float | None = Field(None, gt=0)
     """Fit the actor to ``softmax(search results / temperature)`` over the moves the demonstrator (an
     ``expert``) searched, instead of to its chosen move (null: the chosen move)."""
+    pretrain_prior: str | None = None
+    """A policy (shipped name or ``.npz`` path) that regularises the soft targets: they become
+    ``softmax(search results / temperature + pretrain_prior_weight x log pi)``, the search's evidence on top of
+    the network's judgement ``pi`` (null: the search results alone). Needs ``pretrain_temperature``."""
+    pretrain_prior_weight: float = Field(1.0, gt=0)
+    """The power of ``pretrain_prior``'s probabilities in the soft targets."""
     pretrain_seed: int | None = Field(None, ge=0)
     """Seed of the warm start's recording (null: ``seed``). With another ``seed``, a run fits a fresh network
     (initialised and shuffled from ``seed``) to the same recording, e.g. the members of an average
@@ -242,6 +248,9 @@ class TrainConfig(RunConfig, BaseModel):
         if self.pretrain_temperature is not None and not (self.pretrain_agent or "").startswith("expert"):
             raise ValueError(_invalid("pretrain_temperature", self.pretrain_temperature,
                                       "soft targets need a searching demonstrator (pretrain_agent: expert...)"))
+        if self.pretrain_prior is not None and self.pretrain_temperature is None:
+            raise ValueError(_invalid("pretrain_prior", self.pretrain_prior,
+                                      "regularises the soft targets: set pretrain_temperature too"))
         return self
 
 

@@ -6,7 +6,8 @@ itself, as no snapshot exists yet), and every decision of every seat the demonst
 plays is recorded with the discounted reward that seat finally got and, for a search
 (``expert``), the mean rollout result of each searched move.
 :func:`behaviour_clone` fits a MaskablePPO's actor to the moves (or, with
-``pretrain_temperature``, to a softmax of the search's results) and its critic to the returns.
+``pretrain_temperature``, to a softmax of the search's results, optionally regularised by the log-probabilities
+of a ``pretrain_prior`` network) and its critic to the returns.
 :func:`demonstrations` records them, or loads them from ``pretrain_demos`` when an earlier run
 with the same recording settings saved them there.
 """
@@ -243,11 +244,14 @@ def masked_logits(policy: Any, obs: torch.Tensor, masks: torch.Tensor) -> torch.
     return logits.masked_fill(~masks, float("-inf"))
 
 
-def search_targets(demos: Demonstrations, temperature: float) -> np.ndarray:
-    """Per decision, the target distribution over actions: ``softmax(values / temperature)`` over the
-    searched moves where the demonstrator searched, else all on the demonstrated action."""
+def search_targets(demos: Demonstrations, temperature: float, prior: np.ndarray | None = None) -> np.ndarray:
+    """Per decision, the target distribution over actions: ``softmax(values / temperature + prior)`` over the
+    searched moves where the demonstrator searched (``prior``: log-probabilities to add, e.g. a network's
+    times a weight; none by default), else all on the demonstrated action."""
     searched = np.isfinite(demos.values)
     scaled = np.where(searched, demos.values / temperature, -np.inf)
+    if prior is not None:
+        scaled = scaled + np.where(searched, prior, 0.0)
     rows = searched.any(1)
     targets = np.zeros(demos.values.shape, dtype=np.float32)
     top = scaled[rows].max(1, keepdims=True)
@@ -256,6 +260,29 @@ def search_targets(demos: Demonstrations, temperature: float) -> np.ndarray:
     plain = np.flatnonzero(~rows)
     targets[plain, demos.actions[plain]] = 1.0
     return targets
+
+
+def load_prior(config: TrainConfig) -> Any:
+    """The ``config.pretrain_prior`` network (``ValueError`` if it names no policy network)."""
+    try:
+        agent = load(config.pretrain_prior, config.rules, config.num_players)
+    except ValueError as err:
+        raise ValueError(f"pretrain_prior: {err}") from None
+    if not callable(getattr(agent, "logits", None)):
+        raise ValueError(f"pretrain_prior {config.pretrain_prior!r} is not a policy network (a shipped policy name "
+                         "or an .npz policy file)")
+    return agent
+
+
+def prior_log_probs(config: TrainConfig, demos: Demonstrations, batch: int = 8192) -> np.ndarray:
+    """``config.pretrain_prior``'s log-probabilities of the legal moves at each demonstrated decision, times
+    ``config.pretrain_prior_weight`` (``-inf`` on illegal moves)."""
+    agent = load_prior(config)
+    logits = np.concatenate([agent.logits(demos.obs[i:i + batch]) for i in range(0, len(demos), batch)])
+    logits = np.where(demos.masks, logits, -np.inf)
+    logits -= logits.max(1, keepdims=True)
+    log_probs = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    return config.pretrain_prior_weight * log_probs
 
 
 def lr_factor(schedule: str, update: int, updates: int) -> float:
@@ -283,8 +310,9 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
     held = order[: max(1, len(order) // 20)]
     train = order[len(held):]
     smoothing = config.pretrain_smoothing
+    prior = None if config.pretrain_prior is None else prior_log_probs(config, demos)
     soft = None if config.pretrain_temperature is None else torch.as_tensor(
-        search_targets(demos, config.pretrain_temperature))
+        search_targets(demos, config.pretrain_temperature, prior))
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.pretrain_lr)
     updates = config.pretrain_epochs * -(-len(train) // config.pretrain_batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(
@@ -326,5 +354,5 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
             "samples": float(len(demos))}
 
 
-__all__ = ["RECORDING_KEYS", "Demonstrations", "behaviour_clone", "demonstrations", "lr_factor", "masked_logits",
-           "record_demonstrations", "recording_seed", "search_targets"]
+__all__ = ["RECORDING_KEYS", "Demonstrations", "behaviour_clone", "demonstrations", "load_prior", "lr_factor",
+           "masked_logits", "prior_log_probs", "record_demonstrations", "recording_seed", "search_targets"]

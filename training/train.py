@@ -67,7 +67,7 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
     from sb3_contrib import MaskablePPO
 
     from training.callback import Recorder, make_logger
-    from training.imitation import behaviour_clone, demonstrations, recording_seed
+    from training.imitation import behaviour_clone, demonstrations, load_prior, recording_seed
     from training.model import build_model
     from training.vec import make_vec_env
 
@@ -113,6 +113,8 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
 
             # 3. warm start: behaviour cloning of pretrain_agent's decisions
             if config.pretrain_agent and config.pretrain_samples > 0:
+                if config.pretrain_prior:
+                    load_prior(config)  # a wrong prior stops the run before the recording, not after it
                 clock = time.perf_counter()
                 demos, loaded = demonstrations(config, derive_seed(recording_seed(config), 7, bits=31),
                                                workers=config.eval_workers)

@@ -81,6 +81,9 @@ def test_overrides_are_typed():
     (["pretrain_temperature=0"], "config key 'pretrain_temperature' = 0 is invalid: should be greater than 0"),
     (["pretrain_temperature=0.1"], "config key 'pretrain_temperature' = 0.1 is invalid: soft targets need a searching "
                                    "demonstrator (pretrain_agent: expert...)"),
+    (["pretrain_prior=iter2-standard-2p"], "config key 'pretrain_prior' = 'iter2-standard-2p' is invalid: regularises "
+                                           "the soft targets: set pretrain_temperature too"),
+    (["pretrain_prior_weight=0"], "config key 'pretrain_prior_weight' = 0 is invalid: should be greater than 0"),
 ])
 def test_config_errors_name_the_key(overrides, message):
     with pytest.raises(ValueError) as err:
@@ -130,6 +133,20 @@ def test_cli_reports_config_errors(capsys):
           "name=my-run", "--print-config"])
     out = capsys.readouterr().out
     assert "pretrain_agent: expert:simulations=30\n" in out and "name: my-run\n" in out
+
+
+def test_a_wrong_prior_stops_the_run_before_the_recording(tmp_path, capsys):
+    from training.train import main
+
+    demos = tmp_path / "demos.npz"
+    for prior, message in (("nothing.npz", "pretrain_prior: agent spec 'nothing.npz': no such policy file"),
+                           ("greedy", "pretrain_prior 'greedy' is not a policy network")):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--config", str(ROOT / "configs/train/default.yaml"), "--set", 'pretrain_agent="expert"',
+                  "pretrain_temperature=0.1", f"pretrain_prior={prior}", f"pretrain_demos={demos}", "total_steps=0",
+                  f"run_root={tmp_path}", "--no-progress"])
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
+    assert not demos.exists()
 
 
 def test_help_lists_every_field_with_type_default_and_docstring(capsys):
@@ -284,11 +301,41 @@ def test_search_targets_are_a_softmax_of_the_searched_results():
     assert sharp[2, 7] == 1.0 and sharp[2].sum() == 1.0  # not searched: the demonstrated move
     expected = np.exp(np.array([0.5, 0.3, -1.0]) / 0.2)
     assert np.allclose(search_targets(demos, 0.2)[0, [2, 5, 9]], expected / expected.sum())
+    prior = np.log(np.full((3, 61), 1 / 61))
+    prior[0, [2, 5, 9]] = [-3.0, 0.0, -1.0]
+    with_prior = search_targets(demos, 0.2, prior)
+    expected = np.exp(np.array([0.5, 0.3, -1.0]) / 0.2 + [-3.0, 0.0, -1.0])
+    assert np.allclose(with_prior[0, [2, 5, 9]], expected / expected.sum()) and with_prior[0, 5] > with_prior[0, 2]
+    assert np.allclose(with_prior[1:], search_targets(demos, 0.2)[1:])  # a flat prior, a plain decision: unchanged
+
+
+def test_prior_log_probs_are_the_networks_times_the_weight():
+    from training.imitation import Demonstrations, prior_log_probs
+
+    env = c8env.env(num_players=2, rules="standard")
+    obs, masks = [], []
+    for seed in range(6):
+        env.reset(seed=seed)
+        observation = env.observe(env.agent_selection)
+        obs.append(observation["observation"])
+        masks.append(observation["action_mask"].astype(bool))
+    obs, masks = np.array(obs, np.float32), np.array(masks)
+    demos = Demonstrations(obs, masks, masks.argmax(1), np.zeros(6, np.float32), np.full(masks.shape, np.nan))
+    config = config_from_dict({**TINY, "pretrain_agent": "expert", "pretrain_temperature": 0.1,
+                               "pretrain_prior": "rollout-standard-2p", "pretrain_prior_weight": 2.0})
+    log_probs = prior_log_probs(config, demos)
+    logits = PolicyAgent(ROOT / "c8env/agents/policies/rollout-standard-2p.npz").logits(obs)
+    for row in range(6):
+        legal = logits[row, masks[row]]
+        assert np.allclose(log_probs[row, masks[row]], 2.0 * (legal - np.log(np.exp(legal).sum())), atol=1e-5)
+        assert np.all(log_probs[row, ~masks[row]] == -np.inf)
+    with pytest.raises(ValueError, match="pretrain_prior 'greedy' is not a policy network"):
+        prior_log_probs(config.model_copy(update={"pretrain_prior": "greedy"}), demos)
 
 
 def test_soft_targets_train_the_actor_towards_the_search_results(tmp_path):
     """A clone fitted to nearly flat soft targets keeps probability on every searched move; the clone of the
-    chosen moves on the same decisions puts it on one."""
+    chosen moves on the same decisions puts it on one; a heavy ``pretrain_prior`` makes it play the prior's."""
     import torch
     from stable_baselines3.common.vec_env import DummyVecEnv
 
@@ -310,6 +357,19 @@ def test_soft_targets_train_the_actor_towards_the_search_results(tmp_path):
             p = torch.softmax(logits, 1)
             entropy[temperature] = float(-(p * torch.log(p.clamp_min(1e-12))).sum(1).mean())
     assert entropy[100.0] > entropy[None] + 0.2
+    # a heavy prior pulls the clone to the prior network's choice among the searched moves
+    prior = PolicyAgent(ROOT / "c8env/agents/policies/rollout-standard-2p.npz").logits(demos.obs[rows])
+    prior_choice = np.where(np.isfinite(demos.values[rows]), prior, -np.inf).argmax(1)
+    agreement = {}
+    for weight in (None, 20.0):
+        extra = {} if weight is None else {"pretrain_prior": "rollout-standard-2p", "pretrain_prior_weight": weight}
+        config = config_from_dict({**settings, "pretrain_temperature": 0.1, **extra})
+        model = build_model(config, DummyVecEnv([make_env(config, [])] * 2))
+        behaviour_clone(model, demos, config, seed=2)
+        with torch.no_grad():
+            logits = masked_logits(model.policy, torch.as_tensor(demos.obs[rows]), torch.as_tensor(demos.masks[rows]))
+        agreement[weight] = float((logits.argmax(1).numpy() == prior_choice).mean())
+    assert agreement[20.0] > agreement[None] + 0.1 and agreement[20.0] > 0.9
 
 
 def test_cosine_schedule_decays_the_warm_start_to_zero():
