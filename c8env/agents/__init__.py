@@ -9,6 +9,7 @@ agent's turn) and always returns a legal action. Specs:
   after a colon, e.g. ``expert:simulations=200`` or ``expert:time_ms=50``; with
   ``policy=<shipped name or .npz path>`` a trained network guides it (``top=3``
   candidates searched, ``prior=0`` weight of the network's log-probability added to their means,
+  ``confident=P``: its favourite played unsearched where it gives it probability P or more,
   ``rollouts=policy``: the network also plays the searcher's moves in the rollouts; ``rollouts=<shipped name or
   .npz path>``: that network plays them); ``belief=greedy`` or
   ``belief=<shipped name or .npz path>`` weighs its samples by the opponent's observed moves under that model
@@ -57,6 +58,7 @@ _OPTIONS: dict[str, dict[str, tuple[type, Callable[[Any], bool], str]]] = {"expe
     "rollouts": (str, lambda v: bool(v.strip()), "'greedy', 'policy', a shipped policy name or a .npz path"),
     "belief": (str, lambda v: bool(v.strip()), "'greedy', a shipped policy name or a .npz path"),
     "draws": (int, lambda v: v >= 1, "an int >= 1"),
+    "confident": (float, lambda v: 0 < v <= 1, "a number in (0, 1]"),
 }}
 
 
@@ -267,8 +269,8 @@ def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | Ru
     if name == "expert":
         if "policy" in options:
             options["policy"] = _policy(options["policy"], rules, num_players, "expert policy", shipped_policies())
-        elif options.keys() & {"top", "prior"} or options.get("rollouts") == "policy":
-            raise ValueError(f"agent spec {spec!r}: top, prior and rollouts=policy guide a policy's search; "
+        elif options.keys() & {"top", "prior", "confident"} or options.get("rollouts") == "policy":
+            raise ValueError(f"agent spec {spec!r}: top, prior, confident and rollouts=policy guide a policy's search; "
                              "add policy=<name or .npz path>")
         if options.get("rollouts", "greedy") not in ("greedy", "policy"):
             options["rollouts"] = _policy(options["rollouts"], rules, num_players, "expert rollouts",

@@ -14,7 +14,9 @@ can be played, the main blunder of naive Monte Carlo on noisy estimates.
 
 Guided by a trained network (``expert:policy=NAME``): only the network's ``top`` favourite
 candidates are searched (the same samples, fewer rollouts), and ``prior`` times its
-log-probability of each can be added to the mean results. Guided by ``distill-standard-2p``
+log-probability of each can be added to the mean results; with ``confident=P`` the network's favourite is
+played without a search where it gives it probability P or more (the budget kept for the doubtful
+decisions). Guided by ``distill-standard-2p``
 (``expert:policy=distill-standard-2p,prior=0.05``) it beats the plain expert in a little less
 time per move (docs/strength.md has the figures).
 With ``rollouts=policy`` the network also plays the searcher's own moves in the rollouts
@@ -117,13 +119,15 @@ class ExpertAgent:
                  seed: int | None = None, reward: str = "win", compiled: bool | None = None,
                  policy: PolicyAgent | None = None, top: int = 3, prior: float = 0.0,
                  rollouts: str | PolicyAgent = "greedy", belief: str | PolicyAgent | None = None,
-                 draws: int = 1) -> None:
+                 draws: int = 1, confident: float | None = None) -> None:
         """``compiled``: run the search with the compiled kernels (None: whenever numba is available;
         True where it is not raises ``ValueError``). Both loops make the same decisions.
 
         ``policy``: a trained network that guides the search (see :meth:`_guide`): only its ``top``
         candidates are searched, and the choice maximises the mean result plus ``prior`` times the
-        network's log-probability of the move (renormalised over those candidates). ``rollouts``:
+        network's log-probability of the move (renormalised over those candidates); ``confident``: where the
+        network gives its favourite candidate this probability or more (softmax over the candidates), it is
+        played without a search (None: every decision with a choice is searched). ``rollouts``:
         ``"greedy"`` (everyone plays greedy in the rollouts), ``"policy"`` (the network ``policy`` plays the
         searcher's moves) or a :class:`PolicyAgent` that plays them (a small, fast one beside a big guide).
         ``belief``: ``"greedy"`` or a :class:`PolicyAgent`, the model of the opponent whose observed moves
@@ -141,6 +145,12 @@ class ExpertAgent:
             raise ValueError(f"expert top={top!r} is invalid; allowed: an int >= 1")
         if not (isinstance(prior, (int, float)) and prior >= 0):
             raise ValueError(f"expert prior={prior!r} is invalid; allowed: a number >= 0")
+        if confident is not None:
+            if policy is None:
+                raise ValueError("expert confident= plays the guide's favourite unsearched; give policy=<name or .npz "
+                                 "path>")
+            if not (isinstance(confident, (int, float)) and 0 < confident <= 1):
+                raise ValueError(f"expert confident={confident!r} is invalid; allowed: None or a number in (0, 1]")
         if not isinstance(rollouts, PolicyAgent) and rollouts not in ("greedy", "policy"):
             raise ValueError(f"expert rollouts={rollouts!r} is invalid; allowed: 'greedy', 'policy' or a "
                              "PolicyAgent")
@@ -167,6 +177,7 @@ class ExpertAgent:
         self.policy = policy
         self.top = top
         self.prior = float(prior)
+        self.confident = None if confident is None else float(confident)
         self.rollouts = rollouts
         #: The network that plays the searcher's moves in the rollouts (None: greedy does).
         self.rollout_policy = (policy if rollouts == "policy"
@@ -201,7 +212,9 @@ class ExpertAgent:
         candidates = self._candidates(public, legal)
         bonus = np.zeros(len(candidates))
         if self.policy is not None and len(candidates) > 1:
-            candidates, bonus = self._guide(observation, candidates)
+            candidates, bonus, favourite = self._guide(observation, candidates)
+            if self.confident is not None and favourite >= self.confident:
+                candidates = candidates[:1]
         if len(candidates) == 1:
             action = candidates[0]
         else:
@@ -210,14 +223,17 @@ class ExpertAgent:
             self._remember(public, action)
         return action
 
-    def _guide(self, observation: dict, candidates: list[int]) -> tuple[list[int], np.ndarray]:
-        """The policy network's ``top`` candidates, best first, and their bonus: ``prior`` times the
-        log-probability of each, softmax over those candidates."""
+    def _guide(self, observation: dict, candidates: list[int]) -> tuple[list[int], np.ndarray, float]:
+        """The policy network's ``top`` candidates, best first, their bonus (``prior`` times the
+        log-probability of each, softmax over those candidates) and the favourite's probability (softmax
+        over all the candidates)."""
         logits = self.policy.logits(np.asarray(observation["observation"], dtype=np.float32))[candidates]
-        order = np.argsort(-logits, kind="stable")[:self.top]
-        kept = logits[order].astype(np.float64)
-        log_probs = kept - kept.max() - np.log(np.exp(kept - kept.max()).sum())
-        return [candidates[i] for i in order], self.prior * log_probs
+        order = np.argsort(-logits, kind="stable")
+        every = logits[order].astype(np.float64)
+        favourite = 1 / np.exp(every - every[0]).sum()
+        kept = every[:self.top]
+        log_probs = kept - kept[0] - np.log(np.exp(kept - kept[0]).sum())
+        return [candidates[i] for i in order[:self.top]], self.prior * log_probs, float(favourite)
 
     def _search(self, public: State, unseen: list[int], sizes: list[int], requirements: dict,
                 candidates: list[int], bonus: np.ndarray) -> int:

@@ -140,7 +140,7 @@ def test_shipped_policies_are_the_documented_ones():
     assert shipped_policies() == ["distill-standard-2p", "distill-standard-4p", "ensemble-standard-2p", "iter2-standard-2p",
                                   "iter3-rollouts-standard-2p", "iter4-rollouts-standard-2p", "iter6-standard-2p",
                                   "ppo-special_cards-2p",
-                                  "ppo-standard-2p", "ppo-standard-4p", "rollout-standard-2p"]
+                                  "ppo-standard-2p", "ppo-standard-4p", "rollout-standard-2p", "rollout6-standard-2p"]
 
 
 SHIPPED = [("ppo-standard-2p", 2, "standard", 0.85), ("ppo-standard-4p", 4, "standard", 0.6),
@@ -148,7 +148,7 @@ SHIPPED = [("ppo-standard-2p", 2, "standard", 0.85), ("ppo-standard-4p", 4, "sta
            ("distill-standard-2p", 2, "standard", 0.85), ("iter2-standard-2p", 2, "standard", 0.85),
            ("rollout-standard-2p", 2, "standard", 0.85), ("iter3-rollouts-standard-2p", 2, "standard", 0.85),
            ("iter4-rollouts-standard-2p", 2, "standard", 0.85), ("ensemble-standard-2p", 2, "standard", 0.85),
-           ("iter6-standard-2p", 2, "standard", 0.85)]
+           ("iter6-standard-2p", 2, "standard", 0.85), ("rollout6-standard-2p", 2, "standard", 0.85)]
 
 
 @pytest.mark.parametrize("name, players, rules, floor", SHIPPED)
@@ -313,9 +313,9 @@ def _guided_decisions(spec: str, hands: int, seed: int = 0) -> list[tuple[list[i
     guide = expert._guide
 
     def spy(observation, candidates):
-        kept, bonus = guide(observation, candidates)
+        kept, bonus, favourite = guide(observation, candidates)
         record.append([kept, list(candidates), None])
-        return kept, bonus
+        return kept, bonus, favourite
 
     expert._guide = spy
     for hand in range(hands):
@@ -362,9 +362,43 @@ def test_guided_expert_with_top_1_plays_the_policys_choice_without_searching(mon
     env.reset(seed=3)
     obs = env.observe(env.agent_selection)
     candidates = np.flatnonzero(obs["action_mask"]).tolist()
-    kept, bonus = expert._guide(obs, candidates)
-    logits = policy.logits(obs["observation"])
-    assert kept == [candidates[int(np.argmax(logits[candidates]))]] and bonus.tolist() == [0.0]
+    kept, bonus, favourite = expert._guide(obs, candidates)
+    logits = policy.logits(obs["observation"])[candidates].astype(np.float64)
+    assert kept == [candidates[int(np.argmax(logits))]] and bonus.tolist() == [0.0]
+    assert favourite == pytest.approx(np.exp(logits.max()) / np.exp(logits).sum())
+
+
+def _spy_on_guide(expert: ExpertAgent) -> list:
+    """The list to which each of ``expert``'s guide calls will append what it returned."""
+    seen: list = []
+    guide = expert._guide
+    expert._guide = lambda observation, candidates: seen.append(guide(observation, candidates)) or seen[-1]
+    return seen
+
+
+def test_confident_guided_expert_searches_only_where_the_guide_doubts():
+    """confident=P: the guide's favourite is played unsearched where its probability (softmax over the
+    candidates) is P or more; elsewhere the search runs as without the option, on the same samples."""
+    spec = "expert:policy=ppo-standard-2p,simulations=8"
+    env = c8env.raw_env(num_players=2)
+    sure = doubtful = 0
+    for seed in range(60):
+        env.reset(seed=seed)
+        obs = env.observe(env.agent_selection)
+        plain, confident = load(spec, seed=seed), load(spec + ",confident=0.6", seed=seed)
+        seen = _spy_on_guide(confident)
+        action = confident.act(obs)
+        if not seen:  # a single candidate: nothing to guide
+            continue
+        kept, _, favourite = seen[0]
+        if favourite >= 0.6:
+            sure += 1
+            assert confident.last_search is None and action == kept[0]
+        else:
+            doubtful += 1
+            assert action == plain.act(obs) and confident.last_search[0] == plain.last_search[0] == kept
+            np.testing.assert_array_equal(confident.last_search[1], plain.last_search[1])
+    assert sure >= 3 and doubtful >= 3
 
 
 def test_guided_expert_is_reproducible_and_prior_breaks_ties_towards_the_policy():
@@ -410,8 +444,11 @@ def test_expert_rollouts_name_another_network_than_the_guide(tmp_path):
 
 @pytest.mark.parametrize("spec, patterns", [
     ("expert:policy=nope", ["expert policy 'nope'", "no such policy file", "ppo-standard-2p"]),
-    ("expert:top=2", ["top, prior and rollouts=policy", "policy="]),
-    ("expert:rollouts=policy", ["top, prior and rollouts=policy", "policy="]),
+    ("expert:top=2", ["top, prior, confident and rollouts=policy", "policy="]),
+    ("expert:rollouts=policy", ["top, prior, confident and rollouts=policy", "policy="]),
+    ("expert:confident=0.9", ["top, prior, confident and rollouts=policy", "policy="]),
+    ("expert:policy=ppo-standard-2p,confident=0", ["confident=0.0", "a number in (0, 1]"]),
+    ("expert:policy=ppo-standard-2p,confident=1.5", ["confident=1.5", "a number in (0, 1]"]),
     ("expert:policy=ppo-standard-2p,rollouts=nets", ["expert rollouts 'nets'", "no such policy file",
                                                      "allowed: greedy, policy, distill-standard-2p"]),
     ("expert:policy=ppo-standard-2p,top=0", ["top=0", ">= 1"]),
