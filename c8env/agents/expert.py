@@ -149,7 +149,7 @@ class ExpertAgent:
             if policy is None:
                 raise ValueError("expert confident= plays the guide's favourite unsearched; give policy=<name or .npz "
                                  "path>")
-            if not (isinstance(confident, (int, float)) and 0 < confident <= 1):
+            if isinstance(confident, bool) or not (isinstance(confident, (int, float)) and 0 < confident <= 1):
                 raise ValueError(f"expert confident={confident!r} is invalid; allowed: None or a number in (0, 1]")
         if not isinstance(rollouts, PolicyAgent) and rollouts not in ("greedy", "policy"):
             raise ValueError(f"expert rollouts={rollouts!r} is invalid; allowed: 'greedy', 'policy' or a "

@@ -368,6 +368,14 @@ def test_guided_expert_with_top_1_plays_the_policys_choice_without_searching(mon
     assert favourite == pytest.approx(np.exp(logits.max()) / np.exp(logits).sum())
 
 
+@pytest.mark.parametrize("confident", [0, 1.5, True, "0.5"])
+def test_confident_out_of_range_is_refused(confident):
+    with pytest.raises(ValueError, match=r"confident=.*allowed: None or a number in \(0, 1\]"):
+        ExpertAgent(c8env.load_rules("standard"), 2, policy=load("ppo-standard-2p"), confident=confident)
+    with pytest.raises(ValueError, match="give policy="):
+        ExpertAgent(c8env.load_rules("standard"), 2, confident=0.5)
+
+
 def _spy_on_guide(expert: ExpertAgent) -> list:
     """The list to which each of ``expert``'s guide calls will append what it returned."""
     seen: list = []
