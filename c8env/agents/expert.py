@@ -229,11 +229,10 @@ class ExpertAgent:
         over all the candidates)."""
         logits = self.policy.logits(np.asarray(observation["observation"], dtype=np.float32))[candidates]
         order = np.argsort(-logits, kind="stable")
-        every = logits[order].astype(np.float64)
-        favourite = 1 / np.exp(every - every[0]).sum()
-        kept = every[:self.top]
-        log_probs = kept - kept[0] - np.log(np.exp(kept - kept[0]).sum())
-        return [candidates[i] for i in order[:self.top]], self.prior * log_probs, float(favourite)
+        shifted = logits[order].astype(np.float64) - float(logits[order[0]])  # best first, the best at 0
+        weights = np.exp(shifted)
+        log_probs = shifted[:self.top] - np.log(weights[:self.top].sum())
+        return [candidates[i] for i in order[:self.top]], self.prior * log_probs, float(1 / weights.sum())
 
     def _search(self, public: State, unseen: list[int], sizes: list[int], requirements: dict,
                 candidates: list[int], bonus: np.ndarray) -> int:
