@@ -196,6 +196,11 @@ class TrainConfig(RunConfig, BaseModel):
     the network's judgement ``pi`` (null: the search results alone). Needs ``pretrain_temperature``."""
     pretrain_prior_weight: float = Field(1.0, gt=0)
     """The power of ``pretrain_prior``'s probabilities in the soft targets."""
+    pretrain_oracle: bool = False
+    """The demonstrator (an ``expert`` guided by ``policy=``) plays its guide's favourite move, and its search
+    values the guide's candidates on the other players' true hands, only the stock's order sampled
+    (:mod:`training.oracle`): targets for the soft fit under the hidden hands' true distribution. Needs
+    ``pretrain_temperature``."""
     pretrain_seed: int | None = Field(None, ge=0)
     """Seed of the warm start's recording (null: ``seed``). With another ``seed``, a run fits a fresh network
     (initialised and shuffled from ``seed``) to the same recording, e.g. the members of an average
@@ -248,6 +253,9 @@ class TrainConfig(RunConfig, BaseModel):
         if self.pretrain_temperature is not None and not (self.pretrain_agent or "").startswith("expert"):
             raise ValueError(_invalid("pretrain_temperature", self.pretrain_temperature,
                                       "soft targets need a searching demonstrator (pretrain_agent: expert...)"))
+        if self.pretrain_oracle and (self.pretrain_temperature is None or "policy=" not in (self.pretrain_agent or "")):
+            raise ValueError(_invalid("pretrain_oracle", self.pretrain_oracle, "values a guided search's moves for the "
+                                      "soft targets: set pretrain_temperature and pretrain_agent: expert:policy=..."))
         if self.pretrain_prior is not None and self.pretrain_temperature is None:
             raise ValueError(_invalid("pretrain_prior", self.pretrain_prior,
                                       "regularises the soft targets: set pretrain_temperature too"))

@@ -38,6 +38,7 @@ from c8env.observation import StateObservation
 from c8env.rules import load_rules
 from c8env.seeding import derive_seed
 from training.config import TrainConfig
+from training.oracle import OracleSearch
 from training.pool import OpponentPool
 
 _CHUNK = 20_000  # demonstrations per chunk: each chunk has its own seed, so any worker count records the same
@@ -46,7 +47,7 @@ _CHUNK = 20_000  # demonstrations per chunk: each chunk has its own seed, so any
 _FIELDS = ("obs", "masks", "actions", "returns", "values")
 # the config keys that decide a recording: saved demonstrations are reused only by a config that agrees on all
 RECORDING_KEYS = ("rules", "num_players", "reward", "gamma", "seed", "pretrain_agent", "pretrain_samples",
-                  "opponent_weights", "expert_spec", "pool_per_seat")
+                  "opponent_weights", "expert_spec", "pool_per_seat", "pretrain_oracle")
 
 
 @dataclass
@@ -128,8 +129,11 @@ def _record_hand(config: TrainConfig, hand: _Hand) -> list[_Decision]:
     rules = load_rules(config.rules)
     n = config.num_players
     agents = [load(s, rules=rules, num_players=n, seed=seed) for s, seed in zip(hand.specs, hand.seeds, strict=True)]
+    demonstrator = [s == config.pretrain_agent for s in hand.specs]
+    if config.pretrain_oracle:
+        agents = [OracleSearch.from_expert(a) if mine else a for a, mine in zip(agents, demonstrator, strict=True)]
     state = State.new(n, rules, seed=hand.deal)
-    decisions = _play_hand(state, agents, [s == config.pretrain_agent for s in hand.specs])
+    decisions = _play_hand(state, agents, demonstrator)
     final = hand_rewards(state, config.reward) if state.hand_over else [0.0] * n  # a cut-off hand: no reward
     later = [0] * n  # decisions of the same seat after this one
     returns = [0.0] * len(decisions)
@@ -219,6 +223,8 @@ def demonstrations(config: TrainConfig, seed: int, workers: int = 1) -> tuple[De
     if path is not None and path.is_file():
         with np.load(path) as saved:
             recorded_with = json.loads(str(saved["recording"]))
+            for key in RECORDING_KEYS:  # a key added since the file was written: its default then
+                recorded_with.setdefault(key, TrainConfig.model_fields[key].default)
             wanted = json.loads(json.dumps(_recording(config)))  # as the file holds it (tuples as lists)
             if recorded_with != wanted or int(saved["seed"]) != seed:
                 differ = sorted(k for k in RECORDING_KEYS if recorded_with.get(k) != wanted[k])

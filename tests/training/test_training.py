@@ -83,6 +83,8 @@ def test_overrides_are_typed():
                                    "demonstrator (pretrain_agent: expert...)"),
     (["pretrain_prior=iter2-standard-2p"], "config key 'pretrain_prior' = 'iter2-standard-2p' is invalid: regularises "
                                            "the soft targets: set pretrain_temperature too"),
+    (["pretrain_oracle=true"], "config key 'pretrain_oracle' = True is invalid: values a guided search's moves for "
+                               "the soft targets: set pretrain_temperature and pretrain_agent: expert:policy=..."),
     (["pretrain_prior_weight=0"], "config key 'pretrain_prior_weight' = 0 is invalid: should be greater than 0"),
 ])
 def test_config_errors_name_the_key(overrides, message):
