@@ -94,3 +94,12 @@ def test_a_recording_saved_before_a_recording_key_existed_still_loads(tmp_path: 
     assert loaded and np.array_equal(again.actions, demos.actions)
     with pytest.raises(ValueError, match=r"differ: pretrain_oracle"):
         demonstrations(config.model_copy(update={"pretrain_oracle": True}), seed=1)
+
+
+def test_the_oracle_refuses_an_unguided_expert_and_a_plain_observation() -> None:
+    with pytest.raises(ValueError, match="the expert needs policy="):
+        OracleSearch.from_expert(load("expert:simulations=8", rules="standard", num_players=4))
+    state = State.new(4, load_rules("standard"), seed=4)
+    view = StateObservation(state, state.current_player)
+    with pytest.raises(TypeError, match="needs a StateObservation"):
+        _oracle().act({"observation": view["observation"], "action_mask": view["action_mask"]})
