@@ -14,6 +14,10 @@ neutral values where no hand ended, ``scores``, ``action_mask``), and at an epis
 ``t``, as Gymnasium's ``RecordEpisodeStatistics``); ``env_method("action_masks")`` and
 ``has_attr("action_masks")`` answer MaskablePPO, ``env_method("set_snapshots", paths)``
 updates the pool.
+
+With ``oracle_critic`` each observation is followed by the other players' hands (:func:`other_hands`), for
+the critic alone (:class:`training.model.OracleCriticPolicy`); a ``terminal_observation`` has zeros there (it
+is only read to value a truncated episode, and ``oracle_critic`` needs ``cutoff_reward``, which ends them).
 """
 
 from __future__ import annotations
@@ -28,8 +32,11 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvStepReturn
 
 from c8env.actions import NUM_ACTIONS
+from c8env.cards import NUM_CARDS
 from c8env.envs.learner_games import LearnerGames
 from c8env.envs.spaces import vector_space
+from c8env.observation import OBS_SIZE
+from c8env.vector import kernels
 from training.config import TrainConfig
 from training.envs import make_pool
 
@@ -49,7 +56,12 @@ class BatchedVecEnv(VecEnv):
         self.games = LearnerGames(config.n_envs, config.num_players, config.rules, config.episode, config.reward,
                                   config.max_steps, opponents=self.pool)
         self.cutoff_reward = config.cutoff_reward
-        super().__init__(config.n_envs, vector_space(), spaces.Discrete(NUM_ACTIONS))
+        self.oracle = config.oracle_critic
+        space = vector_space()
+        if self.oracle:
+            space = spaces.Box(low=-1.0, high=1e6, shape=(OBS_SIZE + (config.num_players - 1) * NUM_CARDS,),
+                               dtype=np.float32)
+        super().__init__(config.n_envs, space, spaces.Discrete(NUM_ACTIONS))
         self._match = config.episode == "match"
         self._actions = np.zeros(self.num_envs, dtype=np.int64)
         self._returns = np.zeros(self.num_envs, dtype=np.float64)
@@ -93,7 +105,13 @@ class BatchedVecEnv(VecEnv):
         self._returns[:] = 0.0
         self._lengths[:] = 0
         self._started[:] = time.perf_counter()
-        return self.games.observation.copy()
+        return self._observation(self.games.observation)
+
+    def _observation(self, observation: np.ndarray) -> np.ndarray:
+        """The learners' observations, followed by the other hands with ``oracle_critic``."""
+        if not self.oracle:
+            return observation.copy()
+        return np.concatenate([observation, other_hands(self.games.games, self.games.learner_seat)], axis=1)
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64)
@@ -123,7 +141,8 @@ class BatchedVecEnv(VecEnv):
             info["TimeLimit.truncated"] = bool(truncated[b] and not terminated[b])
             if dones[b]:
                 winner = info.get("match_winner", info["hand_winner"])
-                info.update(terminal_observation=games.final_observation[b].copy(),
+                final = games.final_observation[b]
+                info.update(terminal_observation=np.pad(final, (0, self.observation_space.shape[0] - OBS_SIZE)),
                             opponent_kind=self._kind(games.final_opponents[b]),
                             learner_won=winner >= 0 and winner == seat,
                             episode={"r": float(self._returns[b]), "l": int(self._lengths[b]),
@@ -133,7 +152,7 @@ class BatchedVecEnv(VecEnv):
                 self._lengths[b] = 0
                 self._started[b] = now
             infos.append(info)
-        return obs.copy(), reward.astype(np.float32), dones, infos
+        return self._observation(obs), reward.astype(np.float32), dones, infos
 
     def close(self) -> None:
         pass
@@ -174,4 +193,16 @@ class BatchedVecEnv(VecEnv):
         return [False] * len(list(self._get_indices(indices)))
 
 
-__all__ = ["BatchedVecEnv", "METHODS"]
+def other_hands(games: kernels.Games, learner_seat: np.ndarray) -> np.ndarray:
+    """Per game, the cards of each other player in seat order from the learner's (seat + 1 first), as counts of
+    each card id (float32[B, (n - 1) x 52]; 2 where a player holds both copies of a card)."""
+    n = games.held.shape[1]
+    rows = np.arange(len(learner_seat))[:, None]
+    seats = (learner_seat[:, None] + np.arange(1, n)) % n
+    bits = np.arange(NUM_CARDS, dtype=np.int64)
+    counts = ((games.held[rows, seats][..., None] >> bits) & 1) + ((games.twice[rows, seats][..., None] >> bits) & 1)
+    return counts.reshape(len(learner_seat), -1).astype(np.float32)
+
+
+__all__ = ["BatchedVecEnv", "METHODS", "other_hands"]
+

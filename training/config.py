@@ -112,6 +112,10 @@ class TrainConfig(RunConfig, BaseModel):
     """Hidden layer sizes of the value MLP (training only)."""
     activation: Literal["tanh", "relu"] = "tanh"
     """Activation of the hidden layers."""
+    oracle_critic: bool = False
+    """The value MLP also reads the other players' hands (the learner's observation followed by each next
+    player's cards, :mod:`training.batched`), the actor its observation alone (as in PerfectDou): PPO's
+    advantages without the luck of the hidden deal. Needs ``vec_env: batched`` and ``cutoff_reward``."""
 
     # ----- PPO -----------------------------------------------------------------------------------
     learning_rate: float = Field(3e-4, gt=0)
@@ -237,6 +241,14 @@ class TrainConfig(RunConfig, BaseModel):
         if self.vec_env == "batched" and self.opponent_weights.get("expert", 0.0) > 0:
             raise ValueError(_invalid("vec_env", self.vec_env, "the batched envs cannot play the 'expert' opponent "
                                       "kind; set opponent_weights.expert=0 or vec_env=subproc"))
+        return self
+
+    @model_validator(mode="after")
+    def _check_oracle_critic(self) -> TrainConfig:
+        if self.oracle_critic and (self.vec_env != "batched" or self.cutoff_reward is None):
+            raise ValueError(_invalid("oracle_critic", self.oracle_critic, "the other hands come from the batched "
+                                      "envs, and a cut-off hand must end its episode: set vec_env=batched and "
+                                      "cutoff_reward"))
         return self
 
     @model_validator(mode="after")

@@ -243,9 +243,16 @@ def demonstrations(config: TrainConfig, seed: int, workers: int = 1) -> tuple[De
 
 
 # ----- behaviour cloning ------------------------------------------------------------------------------
+def _inputs(policy: Any, obs: torch.Tensor) -> torch.Tensor:
+    """Recorded observations as the policy's inputs: zeros for the other hands that ``oracle_critic``'s critic
+    reads after them (a recording holds none), so the critic fits the value of the observation alone."""
+    extra = policy.observation_space.shape[0] - obs.shape[1]
+    return torch.nn.functional.pad(obs, (0, extra)) if extra else obs
+
+
 def masked_logits(policy: Any, obs: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
     """The actor's logits with illegal actions at -inf."""
-    features = policy.extract_features(obs, policy.pi_features_extractor)
+    features = policy.pi_features_extractor(_inputs(policy, obs))
     logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
     return logits.masked_fill(~masks, float("-inf"))
 
@@ -329,8 +336,9 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
         perm = rng.permutation(train)
         for start in range(0, len(perm), config.pretrain_batch_size):
             batch = torch.as_tensor(perm[start:start + config.pretrain_batch_size])
-            features = policy.extract_features(obs[batch], policy.pi_features_extractor)
-            latent_pi, latent_vf = policy.mlp_extractor(features)
+            inputs = _inputs(policy, obs[batch])
+            latent_pi = policy.mlp_extractor.forward_actor(policy.pi_features_extractor(inputs))
+            latent_vf = policy.mlp_extractor.forward_critic(policy.vf_features_extractor(inputs))
             legal = masks[batch]
             log_p = torch.log_softmax(policy.action_net(latent_pi).masked_fill(~legal, float("-inf")), dim=1)
             log_p = log_p.masked_fill(~legal, 0.0)

@@ -12,18 +12,41 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
 from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
+from c8env.observation import OBS_SIZE
 from c8env.tools.maskable_ppo import ACTIVATIONS, ScaledObservation, obs_scale, policy_layers
 from training.config import TrainConfig
 
 
 def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
-    return {
+    kwargs = {
         "net_arch": {"pi": list(config.pi_layers), "vf": list(config.vf_layers)},
         "activation_fn": ACTIVATIONS[config.activation],
         "features_extractor_class": ScaledObservation,
     }
+    if config.oracle_critic:
+        kwargs["share_features_extractor"] = False
+    return kwargs
+
+
+class OracleCriticPolicy(MaskableActorCriticPolicy):
+    """``oracle_critic``'s policy: the critic reads the observation and the other hands that follow it
+    (:func:`training.batched.other_hands`), the actor the observation alone (its extractor scales the hands
+    by 0), so the actor exports as any other. The critic's weights on the hands start at 0: it starts as a
+    critic of the observation alone (the one a warm start fits) and learns what the hands add."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.share_features_extractor:
+            raise ValueError("OracleCriticPolicy needs share_features_extractor=False")
+        self.features_extractor = self.pi_features_extractor = ScaledObservation(self.observation_space,
+                                                                                extra_scale=0.0)
+        first = next((m for m in self.mlp_extractor.value_net if isinstance(m, torch.nn.Linear)), self.value_net)
+        with torch.no_grad():
+            first.weight[:, OBS_SIZE:] = 0.0
 
 
 class LinearDecay:
@@ -50,7 +73,7 @@ def build_model(config: TrainConfig, env: Any, logger: Any = None) -> MaskablePP
     """A fresh MaskablePPO for ``config`` on ``env`` (seeded with ``config.seed``)."""
     learning_rate = LinearDecay(config.learning_rate) if config.lr_schedule == "linear" else config.learning_rate
     model = MaskablePPO(
-        "MlpPolicy", env, learning_rate=learning_rate, n_steps=config.n_steps, batch_size=config.batch_size,
+        OracleCriticPolicy if config.oracle_critic else "MlpPolicy", env, learning_rate=learning_rate, n_steps=config.n_steps, batch_size=config.batch_size,
         n_epochs=config.n_epochs, gamma=config.gamma, gae_lambda=config.gae_lambda, clip_range=config.clip_range,
         ent_coef=config.ent_coef, vf_coef=config.vf_coef, max_grad_norm=config.max_grad_norm,
         target_kl=config.target_kl, policy_kwargs=policy_kwargs(config), seed=config.seed, device="cpu", verbose=0,
@@ -60,5 +83,5 @@ def build_model(config: TrainConfig, env: Any, logger: Any = None) -> MaskablePP
     return model
 
 
-__all__ = ["ACTIVATIONS", "LinearDecay", "ScaledObservation", "build_model", "obs_scale", "policy_kwargs",
+__all__ = ["ACTIVATIONS", "LinearDecay", "OracleCriticPolicy", "ScaledObservation", "build_model", "obs_scale", "policy_kwargs",
            "policy_layers"]

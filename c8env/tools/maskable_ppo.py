@@ -56,11 +56,17 @@ def obs_scale() -> np.ndarray:
 
 
 class ScaledObservation(BaseFeaturesExtractor):
-    """Features = the observation times :func:`obs_scale` (no learned parameters)."""
+    """Features = the observation times :func:`obs_scale` (no learned parameters). Inputs past the observation
+    vector (a space wider than ``OBS_SIZE``, e.g. hidden cards for a critic) are multiplied by ``extra_scale``:
+    0 hides them from the network behind this extractor."""
 
-    def __init__(self, observation_space: gymnasium.spaces.Box) -> None:
-        super().__init__(observation_space, features_dim=int(np.prod(observation_space.shape)))
-        self.register_buffer("scale", torch.as_tensor(obs_scale()))
+    def __init__(self, observation_space: gymnasium.spaces.Box, extra_scale: float = 1.0) -> None:
+        size = int(np.prod(observation_space.shape))
+        if size < OBS_SIZE:
+            raise ValueError(f"ScaledObservation needs at least the {OBS_SIZE} observation entries, got {size}")
+        super().__init__(observation_space, features_dim=size)
+        scale = np.concatenate([obs_scale(), np.full(size - OBS_SIZE, extra_scale, dtype=np.float32)])
+        self.register_buffer("scale", torch.as_tensor(scale))
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         return observations.flatten(1) * self.scale
@@ -87,7 +93,10 @@ def policy_layers(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str
                m.bias.detach().cpu().numpy().astype(np.float32).copy()) for m in linears]
     if isinstance(extractor, ScaledObservation):
         weight, bias = layers[0]
-        layers[0] = (weight * extractor.scale.cpu().numpy()[None, :], bias)
+        weight = weight * extractor.scale.cpu().numpy()[None, :]
+        if weight[:, OBS_SIZE:].any():
+            raise ValueError("cannot export an actor that reads inputs past the observation vector (extra_scale != 0)")
+        layers[0] = (weight[:, :OBS_SIZE].copy(), bias)
     return layers, activation or "tanh"
 
 

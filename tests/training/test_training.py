@@ -85,6 +85,10 @@ def test_overrides_are_typed():
                                            "the soft targets: set pretrain_temperature too"),
     (["pretrain_oracle=true"], "config key 'pretrain_oracle' = True is invalid: values a guided search's moves for "
                                "the soft targets: set pretrain_temperature and pretrain_agent: expert:policy=..."),
+    (["oracle_critic=true"], "config key 'oracle_critic' = True is invalid: the other hands come from the batched "
+                             "envs, and a cut-off hand must end its episode: set vec_env=batched and cutoff_reward"),
+    (["oracle_critic=true", "cutoff_reward=-1", "vec_env=subproc"], "config key 'oracle_critic' = True is invalid: "
+                                                                     "the other hands come from the batched envs"),
     (["pretrain_prior_weight=0"], "config key 'pretrain_prior_weight' = 0 is invalid: should be greater than 0"),
 ])
 def test_config_errors_name_the_key(overrides, message):

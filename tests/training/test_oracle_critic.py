@@ -1,0 +1,126 @@
+"""``oracle_critic``: the batched envs append the other players' hands to each observation, the critic reads
+them, the actor does not (and exports as any other), and a run trains and resumes with it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+from sb3_contrib import MaskablePPO
+
+from c8env.agents.policy import PolicyAgent
+from c8env.cards import NUM_CARDS
+from c8env.observation import OBS_SIZE
+from c8env.tools.maskable_ppo import ScaledObservation, policy_layers, save_npz
+from training.batched import BatchedVecEnv
+from training.config import config_from_dict
+from training.model import OracleCriticPolicy, build_model
+from training.vec import make_vec_env
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def config(**fields):
+    return config_from_dict({"num_players": 4, "n_envs": 6, "n_steps": 64, "batch_size": 128, "vec_env": "batched",
+                             "pretrain_agent": None, "cutoff_reward": -1.0, "pi_layers": [32, 32],
+                             "vf_layers": [32, 32], "opponent_weights": {"random": 0.5, "greedy": 0.5}, **fields})
+
+
+def true_hands(env: BatchedVecEnv) -> np.ndarray:
+    """The other hands from the learner's left, read card by card from the engine's state."""
+    games, rows = env.games.games, []
+    for b, seat in enumerate(env.games.learner_seat):
+        row = []
+        for k in range(1, env.games.num_players):
+            held = int(games.held[b, (seat + k) % env.games.num_players])
+            row += [(held >> card) & 1 for card in range(NUM_CARDS)]
+        rows.append(row)
+    return np.array(rows, dtype=np.float32)
+
+
+def test_the_observation_is_followed_by_the_other_hands():
+    """Same seeds, same actions: the oracle envs' first 245 entries are the plain envs' observation, the rest the
+    other players' true hands, at every step (hands dealt anew after episodes end included)."""
+    oracle, plain = make_vec_env(config(oracle_critic=True), []), make_vec_env(config(), [])
+    assert oracle.observation_space.shape == (OBS_SIZE + 3 * NUM_CARDS,)
+    for env in (oracle, plain):
+        env.seed(5)
+    obs, base = oracle.reset(), plain.reset()
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(60):
+        assert np.array_equal(obs[:, :OBS_SIZE], base)
+        assert np.array_equal(obs[:, OBS_SIZE:], true_hands(oracle))
+        masks = np.stack(oracle.env_method("action_masks"))
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        oracle.step_async(actions)
+        plain.step_async(actions)
+        (obs, _, _, infos), (base, _, _, plain_infos) = oracle.step_wait(), plain.step_wait()
+        for info, plain_info in zip(infos, plain_infos, strict=True):
+            if "terminal_observation" in info:
+                ended += 1
+                assert np.array_equal(info["terminal_observation"][:OBS_SIZE], plain_info["terminal_observation"])
+                assert not info["terminal_observation"][OBS_SIZE:].any()
+    assert ended > 0
+
+
+def test_the_actor_ignores_the_hands_and_exports_as_any_other(tmp_path):
+    """The critic's value moves with the hidden hands (once its weights on them are trained), the actor's
+    logits do not; the exported NumPy policy reads the 245-entry observation and gives the torch actor's logits."""
+    env = make_vec_env(config(oracle_critic=True), [])
+    model = build_model(config(oracle_critic=True), env)
+    policy = model.policy
+    assert isinstance(policy, OracleCriticPolicy)
+    first = policy.mlp_extractor.value_net[0]
+    assert not first.weight[:, OBS_SIZE:].any()  # the critic starts from the observation alone
+    env.seed(1)
+    obs = torch.as_tensor(env.reset())
+    shuffled = obs.clone()
+    shuffled[:, OBS_SIZE:] = shuffled[torch.randperm(len(obs)), OBS_SIZE:]
+    with torch.no_grad():
+        first.weight[:, OBS_SIZE:] = torch.randn_like(first.weight[:, OBS_SIZE:])
+        logits = [policy.action_net(policy.mlp_extractor.forward_actor(policy.pi_features_extractor(x)))
+                  for x in (obs, shuffled)]
+        values = [policy.predict_values(x) for x in (obs, shuffled)]
+    assert torch.equal(logits[0], logits[1])
+    assert not torch.equal(values[0], values[1])
+    path = tmp_path / "actor.npz"
+    save_npz(model, path, 4, "standard")
+    exported = PolicyAgent(path)
+    assert np.allclose(exported.logits(obs[:, :OBS_SIZE].numpy()), logits[0].numpy(), atol=1e-5)
+
+
+def test_a_plain_space_and_an_actor_reading_the_hands_are_refused():
+    with pytest.raises(ValueError, match="at least the 245 observation entries"):
+        ScaledObservation(spaces.Box(0.0, 1.0, (10,)))
+    model = build_model(config(oracle_critic=True), make_vec_env(config(oracle_critic=True), []))
+    model.policy.pi_features_extractor.scale[OBS_SIZE] = 1.0
+    with pytest.raises(ValueError, match="reads inputs past the observation vector"):
+        policy_layers(model.policy)
+
+
+@pytest.mark.slow
+def test_a_run_warm_starts_trains_and_resumes_with_the_oracle_critic(tmp_path):
+    """training.train with oracle_critic: the warm start's fit, PPO, evaluation and export; --resume reloads it."""
+    fields = {"num_players": 4, "pi_layers": [32, 32], "vf_layers": [32, 32], "n_envs": 8, "n_steps": 64,
+              "batch_size": 256, "n_epochs": 2, "pretrain_agent": "greedy", "pretrain_samples": 500,
+              "pretrain_epochs": 1, "eval_interval": 1024, "eval_deals": 5, "final_eval_deals": 5,
+              "checkpoint_interval": 1024, "vec_env": "batched", "cutoff_reward": -1.0, "max_steps": 1000,
+              "oracle_critic": True, "run_root": str(tmp_path), "opponent_weights": {"greedy": 1.0}}
+    path = tmp_path / "oracle.yaml"
+    path.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in fields.items()))
+    command = [sys.executable, "-m", "training.train", "--config", str(path), "--no-progress"]
+    for extra in (["--total-steps", "1024"], ["--total-steps", "2048", "--resume"]):
+        result = subprocess.run(command + extra, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-3000:]
+    run = tmp_path / "oracle-s0"
+    assert PolicyAgent(run / "policy.npz").layers[0][0].shape[1] == OBS_SIZE
+    model = MaskablePPO.load(str(sorted((run / "checkpoints").glob("*.zip"))[-1]), device="cpu")
+    assert isinstance(model.policy, OracleCriticPolicy) and model.num_timesteps == 2048
+    assert model.policy.mlp_extractor.value_net[0].weight[:, OBS_SIZE:].abs().sum() > 0  # PPO trained them
