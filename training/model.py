@@ -28,17 +28,33 @@ def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
         "features_extractor_class": ScaledObservation,
     }
     if config.oracle_critic:
-        kwargs["share_features_extractor"] = False
+        kwargs.update(share_features_extractor=False, critic_lr_scale=config.critic_lr_scale)
     return kwargs
+
+
+class GroupScaledAdam(torch.optim.Adam):
+    """Adam whose parameter groups each step at the learning rate times their ``lr_scale`` (SB3 sets one rate on
+    every group before each update)."""
+
+    def step(self, closure: Any = None) -> Any:
+        rates = [group["lr"] for group in self.param_groups]
+        for group in self.param_groups:
+            group["lr"] *= group.get("lr_scale", 1.0)
+        try:
+            return super().step(closure)
+        finally:
+            for group, rate in zip(self.param_groups, rates, strict=True):
+                group["lr"] = rate
 
 
 class OracleCriticPolicy(MaskableActorCriticPolicy):
     """``oracle_critic``'s policy: the critic reads the observation and the other hands that follow it
     (:func:`training.batched.other_hands`), the actor the observation alone (its extractor scales the hands
     by 0), so the actor exports as any other. The critic's weights on the hands start at 0: it starts as a
-    critic of the observation alone (the one a warm start fits) and learns what the hands add."""
+    critic of the observation alone (the one a warm start fits) and learns what the hands add, its own layers
+    at ``critic_lr_scale`` times the learning rate."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, critic_lr_scale: float = 1.0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if self.share_features_extractor:
             raise ValueError("OracleCriticPolicy needs share_features_extractor=False")
@@ -47,6 +63,11 @@ class OracleCriticPolicy(MaskableActorCriticPolicy):
         first = next((m for m in self.mlp_extractor.value_net if isinstance(m, torch.nn.Linear)), self.value_net)
         with torch.no_grad():
             first.weight[:, OBS_SIZE:] = 0.0
+        if critic_lr_scale != 1.0:
+            critic = [*self.mlp_extractor.value_net.parameters(), *self.value_net.parameters()]
+            others = [p for p in self.parameters() if all(p is not c for c in critic)]
+            self.optimizer = GroupScaledAdam([{"params": others}, {"params": critic, "lr_scale": critic_lr_scale}],
+                                             lr=self.optimizer.param_groups[0]["lr"], **self.optimizer_kwargs)
 
 
 class LinearDecay:
@@ -83,5 +104,5 @@ def build_model(config: TrainConfig, env: Any, logger: Any = None) -> MaskablePP
     return model
 
 
-__all__ = ["ACTIVATIONS", "LinearDecay", "OracleCriticPolicy", "ScaledObservation", "build_model", "obs_scale", "policy_kwargs",
+__all__ = ["ACTIVATIONS", "GroupScaledAdam", "LinearDecay", "OracleCriticPolicy", "ScaledObservation", "build_model", "obs_scale", "policy_kwargs",
            "policy_layers"]

@@ -112,7 +112,8 @@ def test_a_run_warm_starts_trains_and_resumes_with_the_oracle_critic(tmp_path):
               "batch_size": 256, "n_epochs": 2, "pretrain_agent": "greedy", "pretrain_samples": 500,
               "pretrain_epochs": 1, "eval_interval": 1024, "eval_deals": 5, "final_eval_deals": 5,
               "checkpoint_interval": 1024, "vec_env": "batched", "cutoff_reward": -1.0, "max_steps": 1000,
-              "oracle_critic": True, "run_root": str(tmp_path), "opponent_weights": {"greedy": 1.0}}
+              "oracle_critic": True, "critic_lr_scale": 5.0, "run_root": str(tmp_path),
+              "opponent_weights": {"greedy": 1.0}}
     path = tmp_path / "oracle.yaml"
     path.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in fields.items()))
     command = [sys.executable, "-m", "training.train", "--config", str(path), "--no-progress"]
@@ -123,4 +124,26 @@ def test_a_run_warm_starts_trains_and_resumes_with_the_oracle_critic(tmp_path):
     assert PolicyAgent(run / "policy.npz").layers[0][0].shape[1] == OBS_SIZE
     model = MaskablePPO.load(str(sorted((run / "checkpoints").glob("*.zip"))[-1]), device="cpu")
     assert isinstance(model.policy, OracleCriticPolicy) and model.num_timesteps == 2048
+    assert [group.get("lr_scale", 1.0) for group in model.policy.optimizer.param_groups] == [1.0, 5.0]
     assert model.policy.mlp_extractor.value_net[0].weight[:, OBS_SIZE:].abs().sum() > 0  # PPO trained them
+
+
+def test_the_critic_learns_at_its_own_scale_of_the_rate():
+    """critic_lr_scale=10: Adam's first step moves the critic's weights 10 times as far as the actor's (each by
+    about the rate times the scale), and leaves the rate SB3 set on every group as it was."""
+    model = build_model(config(oracle_critic=True, critic_lr_scale=10.0, learning_rate=1e-3),
+                        make_vec_env(config(oracle_critic=True), []))
+    policy = model.policy
+    actor, critic = policy.action_net.weight, policy.value_net.weight
+    before = actor.detach().clone(), critic.detach().clone()
+    obs = torch.rand(4, OBS_SIZE + 3 * NUM_CARDS)
+    values, _, _ = policy.evaluate_actions(obs, torch.zeros(4, dtype=torch.long))
+    loss = values.sum() + policy.get_distribution(obs).distribution.logits.sum()
+    policy.optimizer.zero_grad()
+    loss.backward()
+    policy.optimizer.step()
+    moved = [(after.detach() - start).abs().max().item() for after, start in zip((actor, critic), before, strict=True)]
+    assert moved[0] == pytest.approx(1e-3, rel=0.05) and moved[1] == pytest.approx(1e-2, rel=0.05)
+    assert [group["lr"] for group in policy.optimizer.param_groups] == [1e-3, 1e-3]
+    with pytest.raises(ValueError, match="critic_lr_scale.*set oracle_critic=true"):
+        config(critic_lr_scale=10.0)
