@@ -15,8 +15,8 @@ neutral values where no hand ended, ``scores``, ``action_mask``), and at an epis
 ``has_attr("action_masks")`` answer MaskablePPO, ``env_method("set_snapshots", paths)``
 updates the pool.
 
-With ``oracle_critic`` each observation is followed by the other players' hands (:func:`other_hands`), for
-the critic alone (:class:`training.model.OracleCriticPolicy`); a ``terminal_observation`` has zeros there (it
+With ``oracle_critic`` each observation is followed by the other players' hands (:func:`other_hands`), and
+with ``oracle_stock_cards`` by the stock's top cards (:func:`stock_top`), for the critic alone (:class:`training.model.OracleCriticPolicy`); a ``terminal_observation`` has zeros there (it
 is only read to value a truncated episode, and ``oracle_critic`` needs ``cutoff_reward``, which ends them).
 """
 
@@ -56,11 +56,11 @@ class BatchedVecEnv(VecEnv):
         self.games = LearnerGames(config.n_envs, config.num_players, config.rules, config.episode, config.reward,
                                   config.max_steps, opponents=self.pool)
         self.cutoff_reward = config.cutoff_reward
-        self.oracle = config.oracle_critic
+        self.oracle, self.stock_cards = config.oracle_critic, config.oracle_stock_cards
         space = vector_space()
         if self.oracle:
-            space = spaces.Box(low=-1.0, high=1e6, shape=(OBS_SIZE + (config.num_players - 1) * NUM_CARDS,),
-                               dtype=np.float32)
+            extra = (config.num_players - 1 + self.stock_cards) * NUM_CARDS
+            space = spaces.Box(low=-1.0, high=1e6, shape=(OBS_SIZE + extra,), dtype=np.float32)
         super().__init__(config.n_envs, space, spaces.Discrete(NUM_ACTIONS))
         self._match = config.episode == "match"
         self._actions = np.zeros(self.num_envs, dtype=np.int64)
@@ -108,10 +108,12 @@ class BatchedVecEnv(VecEnv):
         return self._observation(self.games.observation)
 
     def _observation(self, observation: np.ndarray) -> np.ndarray:
-        """The learners' observations, followed by the other hands with ``oracle_critic``."""
+        """The learners' observations, followed by the other hands and the stock's top cards with ``oracle_critic``."""
         if not self.oracle:
             return observation.copy()
-        return np.concatenate([observation, other_hands(self.games.games, self.games.learner_seat)], axis=1)
+        games = self.games.games
+        return np.concatenate([observation, other_hands(games, self.games.learner_seat),
+                               stock_top(games, self.stock_cards)], axis=1)
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64)
@@ -204,5 +206,17 @@ def other_hands(games: kernels.Games, learner_seat: np.ndarray) -> np.ndarray:
     return counts.reshape(len(learner_seat), -1).astype(np.float32)
 
 
-__all__ = ["BatchedVecEnv", "METHODS", "other_hands"]
+
+def stock_top(games: kernels.Games, count: int) -> np.ndarray:
+    """Per game, the stock's top ``count`` cards (the next to be drawn first), each one-hot over the card ids; zeros
+    where the stock holds fewer (float32[B, count x 52])."""
+    size = len(games.stock_len)
+    depth = games.stock_len[:, None] - 1 - np.arange(count)
+    cards = np.take_along_axis(games.stock, np.maximum(depth, 0), axis=1)
+    out = np.zeros((size, count, NUM_CARDS), dtype=np.float32)
+    out[np.arange(size)[:, None], np.arange(count), cards] = depth >= 0
+    return out.reshape(size, -1)
+
+
+__all__ = ["BatchedVecEnv", "METHODS", "other_hands", "stock_top"]
 

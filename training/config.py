@@ -116,6 +116,9 @@ class TrainConfig(RunConfig, BaseModel):
     """The value MLP also reads the other players' hands (the learner's observation followed by each next
     player's cards, :mod:`training.batched`), the actor its observation alone (as in PerfectDou): PPO's
     advantages without the luck of the hidden deal. Needs ``vec_env: batched`` and ``cutoff_reward``."""
+    oracle_stock_cards: int = Field(0, ge=0)
+    """With ``oracle_critic``: the critic also reads the stock's top cards (this many, one-hot each), the next
+    cards anyone draws."""
     critic_lr_scale: float = Field(1.0, gt=0)
     """With ``oracle_critic``: the critic's layers learn at ``learning_rate`` times this (its weights on the hands
     start at 0, and a small rate that keeps the actor near a warm start leaves them slow to grow)."""
@@ -252,6 +255,9 @@ class TrainConfig(RunConfig, BaseModel):
             raise ValueError(_invalid("oracle_critic", self.oracle_critic, "the other hands come from the batched "
                                       "envs, and a cut-off hand must end its episode: set vec_env=batched and "
                                       "cutoff_reward"))
+        if self.oracle_stock_cards and not self.oracle_critic:
+            raise ValueError(_invalid("oracle_stock_cards", self.oracle_stock_cards, "feeds oracle_critic's critic: "
+                                      "set oracle_critic=true"))
         if self.critic_lr_scale != 1.0 and not self.oracle_critic:
             raise ValueError(_invalid("critic_lr_scale", self.critic_lr_scale, "scales oracle_critic's critic: set "
                                       "oracle_critic=true"))

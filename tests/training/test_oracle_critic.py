@@ -32,23 +32,30 @@ def config(**fields):
                              "vf_layers": [32, 32], "opponent_weights": {"random": 0.5, "greedy": 0.5}, **fields})
 
 
-def true_hands(env: BatchedVecEnv) -> np.ndarray:
-    """The other hands from the learner's left, read card by card from the engine's state."""
+def hidden_cards(env: BatchedVecEnv, stock_cards: int) -> np.ndarray:
+    """The other hands from the learner's left, then the stock's top cards (the last of its array is drawn first),
+    read card by card from the engine's state."""
     games, rows = env.games.games, []
     for b, seat in enumerate(env.games.learner_seat):
         row = []
         for k in range(1, env.games.num_players):
             held = int(games.held[b, (seat + k) % env.games.num_players])
             row += [(held >> card) & 1 for card in range(NUM_CARDS)]
+        for depth in range(stock_cards):
+            place = int(games.stock_len[b]) - 1 - depth
+            row += [int(place >= 0 and games.stock[b, place] == card) for card in range(NUM_CARDS)]
         rows.append(row)
     return np.array(rows, dtype=np.float32)
 
 
-def test_the_observation_is_followed_by_the_other_hands():
+@pytest.mark.parametrize("stock_cards", [0, 3, 60])
+def test_the_observation_is_followed_by_the_other_hands_and_the_stock(stock_cards):
     """Same seeds, same actions: the oracle envs' first 245 entries are the plain envs' observation, the rest the
-    other players' true hands, at every step (hands dealt anew after episodes end included)."""
-    oracle, plain = make_vec_env(config(oracle_critic=True), []), make_vec_env(config(), [])
-    assert oracle.observation_space.shape == (OBS_SIZE + 3 * NUM_CARDS,)
+    other players' true hands and the stock's top cards, at every step (hands dealt anew after episodes end
+    included; 60 cards: more than the stock holds, zeros below its bottom)."""
+    oracle = make_vec_env(config(oracle_critic=True, oracle_stock_cards=stock_cards), [])
+    plain = make_vec_env(config(), [])
+    assert oracle.observation_space.shape == (OBS_SIZE + (3 + stock_cards) * NUM_CARDS,)
     for env in (oracle, plain):
         env.seed(5)
     obs, base = oracle.reset(), plain.reset()
@@ -56,7 +63,7 @@ def test_the_observation_is_followed_by_the_other_hands():
     ended = 0
     for _ in range(60):
         assert np.array_equal(obs[:, :OBS_SIZE], base)
-        assert np.array_equal(obs[:, OBS_SIZE:], true_hands(oracle))
+        assert np.array_equal(obs[:, OBS_SIZE:], hidden_cards(oracle, stock_cards))
         masks = np.stack(oracle.env_method("action_masks"))
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
         oracle.step_async(actions)
@@ -112,7 +119,7 @@ def test_a_run_warm_starts_trains_and_resumes_with_the_oracle_critic(tmp_path):
               "batch_size": 256, "n_epochs": 2, "pretrain_agent": "greedy", "pretrain_samples": 500,
               "pretrain_epochs": 1, "eval_interval": 1024, "eval_deals": 5, "final_eval_deals": 5,
               "checkpoint_interval": 1024, "vec_env": "batched", "cutoff_reward": -1.0, "max_steps": 1000,
-              "oracle_critic": True, "critic_lr_scale": 5.0, "run_root": str(tmp_path),
+              "oracle_critic": True, "oracle_stock_cards": 2, "critic_lr_scale": 5.0, "run_root": str(tmp_path),
               "opponent_weights": {"greedy": 1.0}}
     path = tmp_path / "oracle.yaml"
     path.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in fields.items()))
@@ -147,3 +154,5 @@ def test_the_critic_learns_at_its_own_scale_of_the_rate():
     assert [group["lr"] for group in policy.optimizer.param_groups] == [1e-3, 1e-3]
     with pytest.raises(ValueError, match="critic_lr_scale.*set oracle_critic=true"):
         config(critic_lr_scale=10.0)
+    with pytest.raises(ValueError, match="oracle_stock_cards.*set oracle_critic=true"):
+        config(oracle_stock_cards=4)
