@@ -15,9 +15,10 @@ neutral values where no hand ended, ``scores``, ``action_mask``), and at an epis
 ``has_attr("action_masks")`` answer MaskablePPO, ``env_method("set_snapshots", paths)``
 updates the pool.
 
-With ``oracle_critic`` each observation is followed by the other players' hands (:func:`other_hands`), and
-with ``oracle_stock_cards`` by the stock's top cards (:func:`stock_top`), for the critic alone (:class:`training.model.OracleCriticPolicy`); a ``terminal_observation`` has zeros there (it
-is only read to value a truncated episode, and ``oracle_critic`` needs ``cutoff_reward``, which ends them).
+With ``oracle_critic`` each observation is followed by the other players' hands (:func:`other_hands`), then
+with ``oracle_stock_cards`` the stock's top cards (:func:`stock_top`), for the critic alone
+(:class:`training.model.OracleCriticPolicy`); a ``terminal_observation`` has zeros there (it is only read to
+value a truncated episode, and ``oracle_critic`` needs ``cutoff_reward``, which ends them).
 """
 
 from __future__ import annotations
@@ -206,7 +207,6 @@ def other_hands(games: kernels.Games, learner_seat: np.ndarray) -> np.ndarray:
     return counts.reshape(len(learner_seat), -1).astype(np.float32)
 
 
-
 def stock_top(games: kernels.Games, count: int) -> np.ndarray:
     """Per game, the stock's top ``count`` cards (the next to be drawn first), each one-hot over the card ids; zeros
     where the stock holds fewer (float32[B, count x 52])."""
@@ -219,4 +219,3 @@ def stock_top(games: kernels.Games, count: int) -> np.ndarray:
 
 
 __all__ = ["BatchedVecEnv", "METHODS", "other_hands", "stock_top"]
-

@@ -244,7 +244,7 @@ def demonstrations(config: TrainConfig, seed: int, workers: int = 1) -> tuple[De
 
 # ----- behaviour cloning ------------------------------------------------------------------------------
 def _inputs(policy: Any, obs: torch.Tensor) -> torch.Tensor:
-    """Recorded observations as the policy's inputs: zeros for the other hands that ``oracle_critic``'s critic
+    """Recorded observations as the policy's inputs: zeros for the hidden cards that ``oracle_critic``'s critic
     reads after them (a recording holds none), so the critic fits the value of the observation alone."""
     extra = policy.observation_space.shape[0] - obs.shape[1]
     return torch.nn.functional.pad(obs, (0, extra)) if extra else obs

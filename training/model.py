@@ -48,11 +48,11 @@ class GroupScaledAdam(torch.optim.Adam):
 
 
 class OracleCriticPolicy(MaskableActorCriticPolicy):
-    """``oracle_critic``'s policy: the critic reads the observation and the other hands that follow it
-    (:func:`training.batched.other_hands`), the actor the observation alone (its extractor scales the hands
-    by 0), so the actor exports as any other. The critic's weights on the hands start at 0: it starts as a
-    critic of the observation alone (the one a warm start fits) and learns what the hands add, its own layers
-    at ``critic_lr_scale`` times the learning rate."""
+    """``oracle_critic``'s policy: the critic reads the observation and the hidden cards that follow it (the other
+    hands, the stock's top cards: :mod:`training.batched`), the actor the observation alone (its extractor scales
+    the hidden cards by 0), so the actor exports as any other. The critic's weights on them start at 0: it starts
+    as a critic of the observation alone (the one a warm start fits) and learns what they add, its own layers at
+    ``critic_lr_scale`` times the learning rate."""
 
     def __init__(self, *args: Any, critic_lr_scale: float = 1.0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -94,7 +94,8 @@ def build_model(config: TrainConfig, env: Any, logger: Any = None) -> MaskablePP
     """A fresh MaskablePPO for ``config`` on ``env`` (seeded with ``config.seed``)."""
     learning_rate = LinearDecay(config.learning_rate) if config.lr_schedule == "linear" else config.learning_rate
     model = MaskablePPO(
-        OracleCriticPolicy if config.oracle_critic else "MlpPolicy", env, learning_rate=learning_rate, n_steps=config.n_steps, batch_size=config.batch_size,
+        OracleCriticPolicy if config.oracle_critic else "MlpPolicy", env, learning_rate=learning_rate,
+        n_steps=config.n_steps, batch_size=config.batch_size,
         n_epochs=config.n_epochs, gamma=config.gamma, gae_lambda=config.gae_lambda, clip_range=config.clip_range,
         ent_coef=config.ent_coef, vf_coef=config.vf_coef, max_grad_norm=config.max_grad_norm,
         target_kl=config.target_kl, policy_kwargs=policy_kwargs(config), seed=config.seed, device="cpu", verbose=0,
