@@ -1,5 +1,6 @@
-"""``oracle_critic``: the batched envs append the other players' hands to each observation, the critic reads
-them, the actor does not (and exports as any other), and a run trains and resumes with it."""
+"""``oracle_critic``: the batched envs append the other players' hands (and ``oracle_stock_cards`` of the stock) to
+each observation, the critic reads them, the actor does not (and exports as any other), ``critic_lr_scale`` sets
+the critic's own rate, and a run trains and resumes with them."""
 
 from __future__ import annotations
 
