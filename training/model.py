@@ -105,5 +105,5 @@ def build_model(config: TrainConfig, env: Any, logger: Any = None) -> MaskablePP
     return model
 
 
-__all__ = ["ACTIVATIONS", "GroupScaledAdam", "LinearDecay", "OracleCriticPolicy", "ScaledObservation", "build_model", "obs_scale", "policy_kwargs",
-           "policy_layers"]
+__all__ = ["ACTIVATIONS", "GroupScaledAdam", "LinearDecay", "OracleCriticPolicy", "ScaledObservation", "build_model",
+           "obs_scale", "policy_kwargs", "policy_layers"]
