@@ -19,6 +19,16 @@ With ``oracle_critic`` each observation is followed by the other players' hands 
 with ``oracle_stock_cards`` the stock's top cards (:func:`stock_top`), for the critic alone
 (:class:`training.model.OracleCriticPolicy`); a ``terminal_observation`` has zeros there (it is only read to
 value a truncated episode, and ``oracle_critic`` needs ``cutoff_reward``, which ends them).
+
+With ``shaping`` each learner reward r becomes r + gamma * phi(s') - phi(s) (potential-based shaping), phi(s) the
+learner's result of the hand played out from the learner's decision s on the true cards
+(:func:`c8env.agents.search_compiled.playout_values`: the learner's seat by the shaping network's argmax, or greedy,
+the others greedy), phi = 0 once the episode has ended. Every player being deterministic, a play-out passes through
+the next decision when the learner makes the play-out's move at a table of greedy players, so phi(s') = phi(s)
+there and only the other steps are played out again. With ``shaping_stocks: K`` there is no potential: a learner
+move other than the play-out's own earns how much better its play-out does than the play-out move's, the mean over
+K stock orders (:func:`c8env.agents.search_compiled.stock_sampled_advantages`), every other step 0. ``episode``
+infos keep the unshaped return.
 """
 
 from __future__ import annotations
@@ -33,8 +43,10 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvStepReturn
 
 from c8env.actions import NUM_ACTIONS
+from c8env.agents import load
+from c8env.agents.search_compiled import network, playout_moves, playout_values, stock_sampled_advantages
 from c8env.cards import NUM_CARDS
-from c8env.envs.learner_games import LearnerGames
+from c8env.envs.learner_games import GREEDY, LEARNER, LearnerGames
 from c8env.envs.spaces import vector_space
 from c8env.observation import OBS_SIZE
 from c8env.vector import kernels
@@ -42,7 +54,7 @@ from training.config import TrainConfig
 from training.envs import make_pool
 
 #: What ``env_method`` and ``has_attr`` know (every env answers them).
-METHODS = ("action_masks", "set_snapshots")
+METHODS = ("action_masks", "set_snapshots", "set_shaping_policy")
 
 
 class BatchedVecEnv(VecEnv):
@@ -63,6 +75,17 @@ class BatchedVecEnv(VecEnv):
             extra = (config.num_players - 1 + self.stock_cards) * NUM_CARDS
             space = spaces.Box(low=-1.0, high=1e6, shape=(OBS_SIZE + extra,), dtype=np.float32)
         super().__init__(config.n_envs, space, spaces.Discrete(NUM_ACTIONS))
+        self.shaping, self.gamma = config.shaping, config.gamma
+        self.shaping_net = network([], "tanh")  # greedy; "self" until the first set_shaping_policy
+        if self.shaping not in (None, "greedy", "self"):
+            agent = load(self.shaping, rules=config.rules, num_players=config.num_players)
+            if not hasattr(agent, "layers"):
+                raise ValueError(f"config key 'shaping' = {self.shaping!r} is invalid: allowed: 'greedy', 'self' or "
+                                 "a NumPy policy (shipped name or .npz path)")
+            self.shaping_net = network(agent.layers, agent.activation)
+        self.stock_samples = config.shaping_stocks
+        self._stock_rng = np.random.default_rng([config.seed, 5])
+        self._potential = np.zeros(self.num_envs, dtype=np.float64)
         self._match = config.episode == "match"
         self._actions = np.zeros(self.num_envs, dtype=np.int64)
         self._returns = np.zeros(self.num_envs, dtype=np.float64)
@@ -106,7 +129,34 @@ class BatchedVecEnv(VecEnv):
         self._returns[:] = 0.0
         self._lengths[:] = 0
         self._started[:] = time.perf_counter()
+        if self.shaping is not None and not self.stock_samples:
+            self._potential = self._playouts()
         return self._observation(self.games.observation)
+
+    # ----- shaping -------------------------------------------------------------------------------
+    def _playouts(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """phi of the learner's decision in each game (or each of ``rows``)."""
+        return playout_values(self.games.games, self.games.table, self.games.learner_seat, self.shaping_net, rows)
+
+    def _shaped(self, reward: np.ndarray, dones: np.ndarray, follows: np.ndarray) -> np.ndarray:
+        """``reward`` shaped (see the module docstring); ``follows``: the learner made the play-out's move."""
+        greedy_table = ((self.games.opponent_kind == GREEDY) | (self.games.opponent_kind == LEARNER)).all(axis=1)
+        potential = self._potential.copy()  # phi(s') where the play-out from s passed through s'
+        redo = np.flatnonzero(dones | ~follows | ~greedy_table)
+        if len(redo):
+            potential[redo] = self._playouts(redo)
+        shaped = reward + self.gamma * np.where(dones, 0.0, potential) - self._potential
+        self._potential = potential  # a finished game's: its next episode's first decision
+        return shaped
+
+    def set_shaping_policy(self, layers: Sequence[tuple[np.ndarray, np.ndarray]], activation: str) -> None:
+        """``shaping: self``: the play-outs' network becomes these actor layers (:func:`c8env.tools.maskable_ppo.
+        policy_layers`), and phi is valued again for every game (call it between rollouts)."""
+        if self.shaping != "self":
+            raise ValueError(f"set_shaping_policy needs shaping 'self', got {self.shaping!r}")
+        self.shaping_net = network(layers, activation)
+        if not self.stock_samples:
+            self._potential = self._playouts()
 
     def _observation(self, observation: np.ndarray) -> np.ndarray:
         """The learners' observations, followed by the other hands and the stock's top cards with ``oracle_critic``."""
@@ -121,6 +171,13 @@ class BatchedVecEnv(VecEnv):
 
     def step_wait(self) -> VecEnvStepReturn:
         games = self.games
+        if self.shaping is not None:
+            planned = playout_moves(games.games, games.table, games.learner_seat, self.shaping_net)
+            if self.stock_samples:
+                off = np.flatnonzero(self._actions != planned)
+                advantages = stock_sampled_advantages(games.games, games.table, games.learner_seat, self.shaping_net,
+                                                      off, self._actions, planned, self.stock_samples,
+                                                      self._stock_rng)
         obs, reward, terminated, truncated = games.step(self._actions)
         if self.cutoff_reward is not None:  # a hand cut off at max_steps counts as lost, and ends the episode
             cut = truncated & ~terminated
@@ -128,6 +185,11 @@ class BatchedVecEnv(VecEnv):
             terminated, truncated = terminated | cut, truncated & ~cut
         dones = terminated | truncated
         self._returns += reward
+        if self.shaping is not None and self.stock_samples:
+            reward = np.zeros(self.num_envs)
+            reward[off] = advantages
+        elif self.shaping is not None:
+            reward = self._shaped(reward, dones, self._actions == planned)
         self._lengths += 1
         res = games.results
         infos: list[dict[str, Any]] = []
@@ -172,6 +234,9 @@ class BatchedVecEnv(VecEnv):
         if method_name == "set_snapshots":
             self.pool.set_snapshots(*method_args, **method_kwargs)
             return [None] * len(indices)
+        if method_name == "set_shaping_policy":
+            self.set_shaping_policy(*method_args, **method_kwargs)
+            return [None] * len(indices)
         raise AttributeError(f"vec_env 'batched' has no env method {method_name!r}; allowed: {', '.join(METHODS)}")
 
     def has_attr(self, attr_name: str) -> bool:
@@ -186,6 +251,8 @@ class BatchedVecEnv(VecEnv):
             return [lambda i=i: self.games.action_masks()[i] for i in indices]
         if attr_name == "set_snapshots":
             return [self.pool.set_snapshots] * len(indices)
+        if attr_name == "set_shaping_policy":
+            return [self.set_shaping_policy] * len(indices)
         raise AttributeError(f"vec_env 'batched' has no env attribute {attr_name!r}; allowed: render_mode, "
                              f"{', '.join(METHODS)}")
 

@@ -1,4 +1,5 @@
-"""The SB3 side of a run: the recording callback and the log writers (imports Stable-Baselines3 and torch)."""
+"""The SB3 side of a run: the recording callback, the shaping network's refresh and the log writers (imports
+Stable-Baselines3 and torch)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import CSVOutputFormat, Logger, TensorBoardOutputFormat, filter_excluded_keys
 from tqdm import tqdm
 
+from c8env.tools.maskable_ppo import policy_layers
 from training.model import LinearDecay
 from training.pool import OpponentPool
 
@@ -59,6 +61,17 @@ class ResumableCSVOutputFormat(CSVOutputFormat):
         row = ["" if values.get(key) is None else values[key] for key in self.keys]
         csv.writer(self.file, lineterminator="\n").writerow(row)
         self.file.flush()
+
+
+class ShapingRefresh(BaseCallback):
+    """``shaping: self``: at each rollout's start the envs' play-outs take the actor's current weights
+    (:meth:`training.batched.BatchedVecEnv.set_shaping_policy`)."""
+
+    def _on_rollout_start(self) -> None:
+        self.training_env.env_method("set_shaping_policy", *policy_layers(self.model.policy))
+
+    def _on_step(self) -> bool:
+        return True
 
 
 def make_logger(folder: Path, resume_step: int | None) -> Logger:
@@ -144,4 +157,4 @@ class Recorder(BaseCallback):
             print(text, file=sys.stderr, flush=True)
 
 
-__all__ = ["Recorder", "ResumableCSVOutputFormat", "make_logger"]
+__all__ = ["Recorder", "ResumableCSVOutputFormat", "ShapingRefresh", "make_logger"]

@@ -123,6 +123,23 @@ class TrainConfig(RunConfig, BaseModel):
     """With ``oracle_critic``: the critic's layers learn at ``learning_rate`` times this (its weights on the hands
     start at 0, and a small rate that keeps the actor near a warm start leaves them slow to grow)."""
 
+    critic: bool = True
+    """False: PPO's value is 0 everywhere (the critic's output layer zeroed and frozen after the warm start), so the
+    advantages are GAE sums of the rewards alone; with ``shaping`` and ``gae_lambda: 0`` each is the shaped reward."""
+    shaping: str | None = None
+    """Potential-based reward shaping on the true cards (:mod:`training.batched`): at each learner decision the
+    hand is played out from the true position, every other seat by greedy, the learner's by ``greedy``, ``self``
+    (the actor's current argmax, refreshed at each rollout) or a NumPy policy (shipped name or ``.npz``, fixed);
+    the learner's reward r becomes r + gamma * phi(s') - phi(s), phi the play-out's result. The optimal policies
+    stay the same (Ng et al. 1999); a move off the play-out's own changes phi by exactly what it changed in the
+    play-out. Needs ``vec_env: batched``, ``episode: hand`` and ``cutoff_reward``."""
+
+    shaping_stocks: int = Field(0, ge=0)
+    """With ``shaping``, K > 0: no potential; a learner move other than the play-out's own is rewarded with how much
+    better its play-out does than the play-out move's, the mean over K stock orders (the stock shuffled, the hands
+    kept; the same orders for both), every other reward is 0 (the hand's result included). With ``critic: false``
+    and ``gae_lambda: 0`` that is the move's advantage."""
+
     # ----- PPO -----------------------------------------------------------------------------------
     learning_rate: float = Field(3e-4, gt=0)
     """Adam learning rate of PPO."""
@@ -136,7 +153,7 @@ class TrainConfig(RunConfig, BaseModel):
     """Passes over each rollout."""
     gamma: float = Field(0.995, gt=0, le=1)
     """Discount factor per learner decision."""
-    gae_lambda: float = Field(0.95, gt=0, le=1)
+    gae_lambda: float = Field(0.95, ge=0, le=1)
     """GAE lambda."""
     clip_range: float = Field(0.2, gt=0)
     """PPO clipping of the probability ratio."""
@@ -261,6 +278,18 @@ class TrainConfig(RunConfig, BaseModel):
         if self.critic_lr_scale != 1.0 and not self.oracle_critic:
             raise ValueError(_invalid("critic_lr_scale", self.critic_lr_scale, "scales oracle_critic's critic: set "
                                       "oracle_critic=true"))
+        return self
+
+    @model_validator(mode="after")
+    def _check_shaping(self) -> TrainConfig:
+        if self.shaping is not None and (self.vec_env != "batched" or self.episode != "hand"
+                                         or self.cutoff_reward is None):
+            raise ValueError(_invalid("shaping", self.shaping, "the play-outs run on the batched envs' true cards "
+                                      "to the hand's end, and a cut-off hand must end its episode: set "
+                                      "vec_env=batched, episode=hand and cutoff_reward"))
+        if self.shaping_stocks and self.shaping is None:
+            raise ValueError(_invalid("shaping_stocks", self.shaping_stocks, "samples the play-outs of shaping: set "
+                                      "shaping too"))
         return self
 
     @model_validator(mode="after")

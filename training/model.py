@@ -105,5 +105,14 @@ def build_model(config: TrainConfig, env: Any, logger: Any = None) -> MaskablePP
     return model
 
 
+def drop_critic(model: MaskablePPO) -> None:
+    """``critic: false``: the model's value is 0 everywhere and stays so (its value head zeroed and frozen)."""
+    head = model.policy.value_net
+    with torch.no_grad():
+        head.weight.zero_()
+        head.bias.zero_()
+    head.requires_grad_(False)
+
+
 __all__ = ["ACTIVATIONS", "GroupScaledAdam", "LinearDecay", "OracleCriticPolicy", "ScaledObservation", "build_model",
-           "obs_scale", "policy_kwargs", "policy_layers"]
+           "drop_critic", "obs_scale", "policy_kwargs", "policy_layers"]

@@ -23,7 +23,8 @@
    learning curves of the periodic evaluations as ``curves.png`` (:mod:`training.plot`).
 
 The callback (:class:`training.callback.Recorder`) only records (training win rates per
-opponent kind, pool probabilities, the progress bar) and raises the stop flag.
+opponent kind, pool probabilities, the progress bar) and raises the stop flag; with ``shaping: self``
+:class:`training.callback.ShapingRefresh` gives the envs' play-outs the actor's weights at each rollout.
 
 Logs: ``logs/progress.csv`` and TensorBoard ``logs/tb`` (keys grouped: ``rollout/``,
 ``train/``, ``eval/``, ``pool/``, ``pretrain/``, ``time/``); ``evals.jsonl`` holds every evaluation.
@@ -66,9 +67,9 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
     import torch
     from sb3_contrib import MaskablePPO
 
-    from training.callback import Recorder, make_logger
+    from training.callback import Recorder, ShapingRefresh, make_logger
     from training.imitation import behaviour_clone, demonstrations, load_prior, recording_seed
-    from training.model import build_model
+    from training.model import build_model, drop_critic
     from training.vec import make_vec_env
 
     start = time.perf_counter()
@@ -95,6 +96,7 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
     env = make_vec_env(config, snapshots.paths)
     pool = make_pool(config, snapshots.paths)  # the learner's copy of the envs' pool, for the logs
     recorder = Recorder(config.total_steps, config.run_name, pool, progress)
+    callbacks = [recorder, ShapingRefresh()] if config.shaping == "self" else [recorder]
     say = recorder.write
     previous = {sig: signal.signal(sig, recorder.request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -131,6 +133,9 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
                     f"{metrics['accuracy']:.1%}, entropy {metrics['entropy']:.2f} nats, value MSE "
                     f"{metrics['value_loss']:.3f}")
 
+        if not config.critic:
+            drop_critic(model)
+
         # 4. the learn loop: learn() runs whole rollouts up to the next periodic event, then the loop does it
         intervals = {"snapshot": config.snapshot_interval, "eval": config.eval_interval,
                      "checkpoint": config.checkpoint_interval}
@@ -157,7 +162,7 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
                 last_checkpoint = step
             due = {key: (step // n + 1) * n if step >= due[key] else due[key] for key, n in intervals.items()}
             rollouts = -(-(min(*due.values(), config.total_steps) - step) // rollout)  # rounded up
-            model.learn(rollouts * rollout, callback=recorder, reset_num_timesteps=False)
+            model.learn(rollouts * rollout, callback=callbacks, reset_num_timesteps=False)
             if recorder.in_rollout:  # stopped mid-rollout: the model is as it was at that rollout's start
                 model.num_timesteps = recorder.rollout_step
         step = model.num_timesteps

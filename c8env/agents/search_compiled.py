@@ -12,6 +12,9 @@ time does.
 
 With a :class:`Belief` (``expert:belief=...``, compiled only, 2 players) each sample's rollouts are
 weighted by how likely the opponent's last observed move was in that sample (:func:`belief_weight`).
+
+:func:`playout_values` plays real positions out on their true cards, one seat by a network's argmax (or greedy),
+the others by greedy: the potentials of the training envs' reward shaping (``training.batched``).
 """
 
 from __future__ import annotations
@@ -143,8 +146,8 @@ def _logit(net: Network, x: np.ndarray, width: int, action: int) -> float:
 
 
 @jit
-def policy_action(g: Games, b: int, t: Table, net: Network, mask: np.ndarray) -> int:
-    """The network's masked argmax for seat 0 of row ``b`` (:meth:`c8env.agents.PolicyAgent.act` on the
+def policy_action(g: Games, b: int, t: Table, net: Network, mask: np.ndarray, seat: int = 0) -> int:
+    """The network's masked argmax for ``seat`` of row ``b`` (:meth:`c8env.agents.PolicyAgent.act` on the
     seat's observation, up to float rounding; the lowest action id on ties)."""
     legal, only = 0, -1
     for a in range(mask.shape[0]):
@@ -153,7 +156,7 @@ def policy_action(g: Games, b: int, t: Table, net: Network, mask: np.ndarray) ->
             only = a
     if legal == 1:
         return only
-    x, width = _last_hidden(g, b, t, 0, net)
+    x, width = _last_hidden(g, b, t, seat, net)
     best, best_logit = -1, -np.inf
     for a in range(mask.shape[0]):
         if mask[a]:
@@ -272,6 +275,102 @@ def rollout(g: Games, b: int, t: Table, action: int, net: Network, w: Work, s: S
         return 0.0
     kernels.hand_rewards(g, b, t, s.row)
     return s.row[0]
+
+
+@jit
+def _playout_move(g: Games, b: int, t: Table, seat: int, net: Network, mask: np.ndarray) -> int:
+    """The move of a play-out (:func:`playout_all`) in row ``b``: ``seat``'s by ``net``'s argmax if it has layers,
+    every other (and with no layers every) move greedy's."""
+    if net.shapes.shape[0] > 0 and g.current[b] == seat:
+        kernels.legal_mask(g, b, t, mask)
+        return policy_action(g, b, t, net, mask, seat)
+    return batched.greedy_move(g, b, t, mask)
+
+
+@jit
+def playout_all(g: Games, t: Table, seats: np.ndarray, net: Network, mask: np.ndarray, s: Scratch,
+                out: np.ndarray) -> None:
+    """Play every game of ``g`` to its hand's end (``g`` is changed: pass a copy), seat ``seats[b]`` by ``net``
+    and the others by greedy (:func:`_playout_move`), and write seat ``seats[b]``'s reward for the hand to
+    ``out[b]``; 0 where the hand is still running when its moves reach ``t.max_steps``."""
+    for b in range(g.current.shape[0]):
+        steps = g.hand_steps[b]
+        while g.phase[b] != OVER and steps < t.max_steps:
+            kernels.apply(g, b, t, _playout_move(g, b, t, seats[b], net, mask), s)
+            steps += 1
+        out[b] = 0.0
+        if g.phase[b] == OVER:
+            kernels.hand_rewards(g, b, t, s.row)
+            out[b] = s.row[seats[b]]
+
+
+@jit
+def playout_first_moves(g: Games, t: Table, seats: np.ndarray, net: Network, mask: np.ndarray,
+                        out: np.ndarray) -> None:
+    """Each game's next move in :func:`playout_all` (its player to act is ``seats[b]`` or not), written to ``out``."""
+    for b in range(g.current.shape[0]):
+        out[b] = _playout_move(g, b, t, seats[b], net, mask)
+
+
+def playout_values(games: Games, table: Table, seats: np.ndarray, net: Network,
+                   rows: np.ndarray | None = None) -> np.ndarray:
+    """Per game (float64[B], or one per index in ``rows``), seat ``seats[b]``'s reward for the hand if it were
+    played out from here on the true cards (hands and stock order), that seat by ``net`` (greedy if it has no
+    layers) and the others by greedy (:func:`playout_all`); ``games`` is left as it is. Every player and every
+    reshuffle is deterministic, so this is the hand's value under that play, not a sample."""
+    rows = np.arange(games.current.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+    work = Games(*(field[rows] for field in games))  # (a copy: fancy indexing)
+    out = np.zeros(len(rows), dtype=np.float64)
+    with np.errstate(over="ignore"):
+        playout_all(work, table, np.asarray(seats, dtype=np.int64)[rows], net, np.zeros(NUM_ACTIONS, dtype=np.int8),
+                    kernels.new_scratch(), out)
+    return out
+
+
+@jit
+def _playout_after(g: Games, t: Table, first: np.ndarray, seats: np.ndarray, net: Network, mask: np.ndarray,
+                   s: Scratch, out: np.ndarray) -> None:
+    """:func:`playout_all` after the move ``first[b]`` in each game (legal: the caller's to check)."""
+    for b in range(g.current.shape[0]):
+        kernels.apply(g, b, t, first[b], s)
+        g.hand_steps[b] += 1
+    playout_all(g, t, seats, net, mask, s, out)
+
+
+def stock_sampled_advantages(games: Games, table: Table, seats: np.ndarray, net: Network, rows: np.ndarray,
+                             moves: np.ndarray, baseline: np.ndarray, samples: int,
+                             generator: np.random.Generator) -> np.ndarray:
+    """Per game of ``rows`` (float64[len(rows)]), how much better seat ``seats[b]`` does with ``moves[b]`` than with
+    ``baseline[b]`` (two legal moves of that seat, to act), each followed by the play-out of :func:`playout_values`:
+    the mean over ``samples`` stock orders (the stock shuffled and the reshuffles reseeded by ``generator``; the hands
+    as they are), the same orders for both moves."""
+    rows = np.asarray(rows, dtype=np.int64)
+    picked = np.repeat(rows, samples)
+    work = Games(*(field[picked] for field in games))  # (a copy: fancy indexing)
+    keys = generator.random(work.stock.shape)
+    keys[np.arange(work.stock.shape[1]) >= work.stock_len[:, None]] = 2.0  # the cards past the stock stay last
+    work.stock[:] = np.take_along_axis(work.stock, np.argsort(keys, axis=1), axis=1)
+    work.entropy[:] = generator.integers(0, 2**32, size=work.entropy.shape, dtype=np.uint64)
+    work.entropy_len[:] = work.entropy.shape[1]
+    twin = Games(*(np.copy(field) for field in work))
+    seats = np.asarray(seats, dtype=np.int64)[picked]
+    values = []
+    for game, first in ((work, moves), (twin, baseline)):
+        out = np.zeros(len(picked), dtype=np.float64)
+        with np.errstate(over="ignore"):
+            _playout_after(game, table, np.asarray(first, dtype=np.int64)[picked], seats, net,
+                           np.zeros(NUM_ACTIONS, dtype=np.int8), kernels.new_scratch(), out)
+        values.append(out)
+    return (values[0] - values[1]).reshape(len(rows), samples).mean(axis=1)
+
+
+def playout_moves(games: Games, table: Table, seats: np.ndarray, net: Network) -> np.ndarray:
+    """Per game (int64[B]), the next move of :func:`playout_values`' play-out from here."""
+    out = np.zeros(games.current.shape[0], dtype=np.int64)
+    with np.errstate(over="ignore"):
+        playout_first_moves(games, table, np.asarray(seats, dtype=np.int64), net, np.zeros(NUM_ACTIONS, dtype=np.int8),
+                            out)
+    return out
 
 
 @jit
@@ -458,5 +557,6 @@ class CompiledSearch:
 
 
 __all__ = ["Belief", "CompiledSearch", "Hidden", "Network", "Work", "belief_weight", "copy_game", "deal_hidden",
-           "drawn_world", "generator_words", "load_state", "network", "policy_action", "policy_probability", "rollout", "search",
-           "set_generator_words"]
+           "drawn_world", "generator_words", "load_state", "network", "playout_all", "playout_first_moves",
+           "playout_moves", "playout_values", "policy_action", "policy_probability", "rollout", "search",
+           "set_generator_words", "stock_sampled_advantages"]
