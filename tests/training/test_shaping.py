@@ -38,6 +38,15 @@ def fresh_phi(env) -> np.ndarray:
     return playout_values(games.games, games.table, games.learner_seat, env.shaping_net)
 
 
+def reset_pair(shaped: dict, plain: dict, seed: int):
+    """Shaped and plain batched envs of :func:`config` with these fields, seeded alike and reset: ``(shaped env,
+    plain env, shaped observations, plain observations)``."""
+    envs = [make_vec_env(config(**fields), []) for fields in (shaped, plain)]
+    for env in envs:
+        env.seed(seed)
+    return envs[0], envs[1], envs[0].reset(), envs[1].reset()
+
+
 @pytest.mark.parametrize(("players", "policy"), [(2, None), (4, None), (2, "distill-standard-2p"),
                                                   (4, "distill-standard-4p")])
 def test_a_playout_is_the_hand_its_players_play(players, policy):
@@ -66,11 +75,8 @@ def test_the_envs_shape_the_rewards_and_nothing_else(shaping, gamma, opponents):
     """Same seeds, same actions (the play-out's move mostly, a random one at times): observations, ends and infos
     are the unshaped envs'; each reward is r + gamma * phi(s') - phi(s) with phi valued afresh (0 after the end),
     also where the envs skipped a play-out because the learner made its move at a greedy table."""
-    shaped_env = make_vec_env(config(shaping=shaping, gamma=gamma, opponent_weights=opponents), [])
-    plain_env = make_vec_env(config(gamma=gamma, opponent_weights=opponents), [])
-    for env in (shaped_env, plain_env):
-        env.seed(3)
-    obs, base = shaped_env.reset(), plain_env.reset()
+    shaped_env, plain_env, obs, base = reset_pair({"shaping": shaping, "gamma": gamma, "opponent_weights": opponents},
+                                                  {"gamma": gamma, "opponent_weights": opponents}, 3)
     rng = np.random.default_rng(0)
     ended = deviations = 0
     for _ in range(150):
@@ -101,11 +107,7 @@ def test_stock_sampled_rewards_go_to_the_moves_off_the_playout():
     """``shaping_stocks``: a learner move that is the play-out's own earns 0, the others the mean advantage over the
     sampled stock orders (0 for the same move, a draw of the generator otherwise); observations, ends and infos are
     the unshaped envs'."""
-    shaped_env = make_vec_env(config(shaping="distill-standard-4p", shaping_stocks=4), [])
-    plain_env = make_vec_env(config(), [])
-    for env in (shaped_env, plain_env):
-        env.seed(4)
-    obs, base = shaped_env.reset(), plain_env.reset()
+    shaped_env, plain_env, obs, base = reset_pair({"shaping": "distill-standard-4p", "shaping_stocks": 4}, {}, 4)
     rng = np.random.default_rng(1)
     rewarded = 0
     for _ in range(60):
