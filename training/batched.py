@@ -84,7 +84,7 @@ class BatchedVecEnv(VecEnv):
                                  "a NumPy policy (shipped name or .npz path)")
             self.shaping_net = network(agent.layers, agent.activation)
         self.stock_samples = config.shaping_stocks
-        self._stock_rng = np.random.default_rng([config.seed, 5])
+        self._stock_rng = np.random.default_rng([config.seed, 5])  # the stock shuffles' own stream of the run's seed
         self._potential = np.zeros(self.num_envs, dtype=np.float64)
         self._match = config.episode == "match"
         self._actions = np.zeros(self.num_envs, dtype=np.int64)

@@ -133,7 +133,6 @@ class TrainConfig(RunConfig, BaseModel):
     the learner's reward r becomes r + gamma * phi(s') - phi(s), phi the play-out's result. The optimal policies
     stay the same (Ng et al. 1999); a move off the play-out's own changes phi by exactly what it changed in the
     play-out. Needs ``vec_env: batched``, ``episode: hand`` and ``cutoff_reward``."""
-
     shaping_stocks: int = Field(0, ge=0)
     """With ``shaping``, K > 0: no potential; a learner move other than the play-out's own is rewarded with how much
     better its play-out does than the play-out move's, the mean over K stock orders (the stock shuffled, the hands
