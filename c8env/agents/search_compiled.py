@@ -256,35 +256,30 @@ def deal_hidden(g: Games, b: int, h: Hidden, gen: np.ndarray, w: Work) -> None:
 
 
 @jit
+def _playout_move(g: Games, b: int, t: Table, seat: int, net: Network, mask: np.ndarray) -> int:
+    """The move of a play-out (:func:`playout_all`, :func:`rollout`) in row ``b``: ``seat``'s by ``net``'s argmax if
+    it has layers, every other move greedy's (every move with no layers, or with ``seat`` -1)."""
+    if net.shapes.shape[0] > 0 and g.current[b] == seat:
+        kernels.legal_mask(g, b, t, mask)
+        return policy_action(g, b, t, net, mask, seat)
+    return batched.greedy_move(g, b, t, mask)
+
+
+@jit
 def rollout(g: Games, b: int, t: Table, action: int, net: Network, w: Work, s: Scratch) -> float:
     """Seat 0's reward after ``action`` in row ``b`` and greedy play by everyone to the hand's end, seat 0's
     first ``POLICY_ROLLOUT_STEPS`` moves played by ``net`` if it has layers (0 for a hand still running after
     ``MAX_HAND_STEPS`` moves)."""
     kernels.apply(g, b, t, action, s)
     steps = 0
-    policy = net.shapes.shape[0] > 0
     while g.phase[b] != OVER and steps < MAX_HAND_STEPS:
-        if policy and g.current[b] == 0 and steps < POLICY_ROLLOUT_STEPS:
-            kernels.legal_mask(g, b, t, w.mask)
-            move = policy_action(g, b, t, net, w.mask)
-        else:
-            move = batched.greedy_move(g, b, t, w.mask)
-        kernels.apply(g, b, t, move, s)
+        seat = 0 if steps < POLICY_ROLLOUT_STEPS else -1
+        kernels.apply(g, b, t, _playout_move(g, b, t, seat, net, w.mask), s)
         steps += 1
     if g.phase[b] != OVER:
         return 0.0
     kernels.hand_rewards(g, b, t, s.row)
     return s.row[0]
-
-
-@jit
-def _playout_move(g: Games, b: int, t: Table, seat: int, net: Network, mask: np.ndarray) -> int:
-    """The move of a play-out (:func:`playout_all`) in row ``b``: ``seat``'s by ``net``'s argmax if it has layers,
-    every other (and with no layers every) move greedy's."""
-    if net.shapes.shape[0] > 0 and g.current[b] == seat:
-        kernels.legal_mask(g, b, t, mask)
-        return policy_action(g, b, t, net, mask, seat)
-    return batched.greedy_move(g, b, t, mask)
 
 
 @jit
