@@ -17,6 +17,7 @@ Modules:
 - :mod:`training.train`: the run as one function, ``train(config)``, and its command line;
 - :mod:`training.export`: NumPy policy files from a model or a run's checkpoint;
 - :mod:`training.plot`: the learning curves of a run's evaluations.
+- :mod:`training.information`: what the hidden cards are worth to the search (shown hands, tracked draws).
 
 :mod:`training.config`, :mod:`training.pool` and :mod:`training.envs` import NumPy, pydantic
 and c8env only: the env worker processes never import torch. Nor does importing

@@ -64,7 +64,19 @@ class OracleSearch(ExpertAgent):
 
     def _requirements(self, data: dict, sizes: list[int]) -> dict[int, list[tuple[int, int]]]:
         """Each opponent holds exactly his hand: every other card is forbidden to him."""
-        return {seat: [(ALL_CARDS_MASK & ~self._hands[seat], sizes[seat - 1])] for seat in range(1, len(sizes) + 1)}
+        return pin_hands({seat: [] for seat in range(1, len(sizes) + 1)}, self._hands, sizes)
 
 
-__all__ = ["ORACLE_DECISIONS", "OracleSearch"]
+def pin_hands(requirements: dict[int, list[tuple[int, int]]], hands: dict[int, int],
+              sizes: list[int]) -> dict[int, list[tuple[int, int]]]:
+    """``requirements`` (per opponent seat, as the expert's) with each seat of ``hands`` dealt exactly those cards:
+    every other card forbidden to him, and his cards to the other seats."""
+    pinned = 0
+    for cards in hands.values():
+        pinned |= cards
+    return {seat: [(ALL_CARDS_MASK & ~hands[seat], sizes[seat - 1])] if seat in hands
+            else [(forbidden | pinned, count) for forbidden, count in rules]
+            for seat, rules in requirements.items()}
+
+
+__all__ = ["ORACLE_DECISIONS", "OracleSearch", "pin_hands"]
