@@ -64,6 +64,7 @@ from c8env.cards import (
     ALL_CARDS_MASK,
     NUM_CARDS,
     NUM_RANKS,
+    NUM_SUITS,
     RANK_MASKS,
     RANKS,
     SUIT_MASKS,
@@ -104,10 +105,25 @@ _ANNOUNCE_ACTIONS = (PASS, ANNOUNCE)
 _STATE_KEYS = (
     "num_players", "hands", "stock", "discard", "current_player", "dealer", "suit_to_follow", "rank_to_follow",
     "direction", "phase", "pending_draw", "draws_this_turn", "passes", "scores", "hands_played", "countdown",
-    "voids", "winner", "rules",
+    "voids", "last_draws", "winner", "rules",
 )
 #: Keys a state dict must hold (docs/state-format.md).
 REQUIRED_STATE_KEYS = ("hands", "stock", "discard")
+
+#: A seat's last voluntary draw or pass in this hand: (the suits, the ranks) every card of which fitted then,
+#: wild cards included, as bit sets, and the fewest cards he has held since (docs/state-format.md).
+DrawRecord = tuple[int, int, int]
+_WHOLE: dict[int, tuple[int, int]] = {}
+
+
+def whole_suits_and_ranks(cards: int) -> tuple[int, int]:
+    """The suits and the ranks (bit sets) all of whose cards lie in the card set ``cards``."""
+    found = _WHOLE.get(cards)
+    if found is None:
+        suits = sum(1 << s for s, mask in enumerate(SUIT_MASKS) if mask & cards == mask)
+        ranks = sum(1 << r for r, mask in enumerate(RANK_MASKS) if mask & cards == mask)
+        found = _WHOLE[cards] = (suits, ranks)
+    return found
 
 
 def wild_mask_for(rules: RuleSet, count: int) -> int:
@@ -168,7 +184,7 @@ class State:
     __slots__ = (
         "rules", "num_players", "_held", "_twice", "sizes", "stock", "discard", "current", "dealer", "suit", "rank",
         "direction", "phase", "pending", "draws", "passes", "scores", "hands_played", "countdown", "voids",
-        "winner", "end_reason", "_entropy", "_reshuffles", "_follow", "_wild_masks", "_legal",
+        "last_draws", "winner", "end_reason", "_entropy", "_reshuffles", "_follow", "_wild_masks", "_legal",
     )
 
     # ----- construction -----------------------------------------------------------------------------
@@ -195,6 +211,7 @@ class State:
         s.hands_played = 0
         s.countdown = [COUNTDOWN_START] * num_players
         s.voids = [0] * num_players
+        s.last_draws = [None] * num_players
         s.winner = None
         s.end_reason = None
         s._entropy = entropy
@@ -260,6 +277,7 @@ class State:
         self.direction = 1
         self.pending = self.draws = self.passes = 0
         self.voids = [0] * n
+        self.last_draws = [None] * n
         self.winner = self.end_reason = None
         self._reshuffles = 0
         self._legal = None
@@ -302,6 +320,7 @@ class State:
         s.hands_played = self.hands_played
         s.countdown = self.countdown[:]
         s.voids = self.voids[:]
+        s.last_draws = self.last_draws[:]
         s.winner = self.winner
         s.end_reason = self.end_reason
         s._entropy = self._entropy
@@ -504,6 +523,9 @@ class State:
         self.discard.append(card)
         self.voids[p] = 0
         self.passes = 0
+        record = self.last_draws[p]
+        if record is not None and record[2] > self.sizes[p]:
+            self.last_draws[p] = (record[0], record[1], self.sizes[p])
         if self.sizes[p] == 0:
             self._end_hand(p, "out")
             return
@@ -559,6 +581,11 @@ class State:
         self.passes = 0
         if self.suit != ANY_SUIT:
             self.voids[p] |= 1 << self.suit
+        self._record_draw(p)
+
+    def _record_draw(self, p: int) -> None:
+        """Note seat ``p``'s voluntary draw or pass: what fitted, and his hand size."""
+        self.last_draws[p] = (*whole_suits_and_ranks(self._follow | self._wild_masks[p]), self.sizes[p])
 
     def _penalty_draw(self, p: int, count: int) -> int:
         """Draw a penalty; returns the cards drawn, or -1 if the empty stock ended the hand."""
@@ -593,6 +620,7 @@ class State:
     def _pass(self, p: int) -> None:
         if self.suit != ANY_SUIT:
             self.voids[p] |= 1 << self.suit
+        self._record_draw(p)
         rules = self.rules
         limit = rules.max_draws_per_turn
         if rules.stock_exhausted == "end" and not self.stock and (limit is None or self.draws < limit):
@@ -690,6 +718,7 @@ class State:
             "hands_played": self.hands_played,
             "countdown": list(self.countdown),
             "voids": [[SUITS[s] for s in range(4) if (v >> s) & 1] for v in self.voids],
+            "last_draws": [draw_record_data(record) for record in self.last_draws],
             "winner": self.winner,
             "rules": self.rules.spec(),
         }
@@ -713,6 +742,15 @@ class State:
             f"State(players={self.num_players}, phase={PHASE_NAMES[self.phase]}, current={self.current}, "
             f"top={top}, sizes={self.sizes}, stock={len(self.stock)}, scores={self.scores})"
         )
+
+
+def draw_record_data(record: DrawRecord | None) -> dict[str, Any] | None:
+    """A :data:`DrawRecord` as state-dict data: ``{"suits": [...], "ranks": [...], "held": n}`` or None."""
+    if record is None:
+        return None
+    suits, ranks, held = record
+    return {"suits": [SUITS[s] for s in range(NUM_SUITS) if (suits >> s) & 1],
+            "ranks": [RANKS[r] for r in range(NUM_RANKS) if (ranks >> r) & 1], "held": held}
 
 
 class _StateReader:
@@ -839,6 +877,7 @@ class _StateReader:
         s.countdown = self.int_list("countdown", [8] * n, n, 0, 8)
         s._set_wild_masks()
         s.voids = self._voids(n)
+        s.last_draws = self._last_draws(s.sizes)
         top = discard[-1]
         suit_text = data.get("suit_to_follow", SUITS[top // NUM_RANKS])
         if suit_text == "*":
@@ -962,6 +1001,30 @@ class _StateReader:
             if ended:
                 refuse(f"a hand in play with scores {s.scores}, hands_played {s.hands_played} and countdown "
                        f"{s.countdown}", "the match ended with these totals, so no further hand was dealt")
+
+    def _last_draws(self, sizes: list[int]) -> list[DrawRecord | None]:
+        n = len(sizes)
+        value = self.data.get("last_draws", [None] * n)
+        allowed = (f"a list of {n} entries, each null or {{'suits': [suit chars, at least one], 'ranks': [rank chars], "
+                   "'held': n}} with 0 <= held <= the seat's hand size")
+        if not isinstance(value, (list, tuple)) or len(value) != n:
+            raise ValueError(f"state key 'last_draws' = {value!r} is invalid; allowed: {allowed}")
+        out: list[DrawRecord | None] = []
+        for seat, entry in enumerate(value):
+            if entry is None:
+                out.append(None)
+                continue
+            if not isinstance(entry, Mapping) or set(entry) != {"suits", "ranks", "held"} \
+                    or not all(isinstance(entry[key], (list, tuple)) for key in ("suits", "ranks")) or not entry["suits"] \
+                    or type(entry["held"]) is not int or not 0 <= entry["held"] <= sizes[seat]:
+                raise ValueError(f"state key 'last_draws' has {entry!r} for seat {seat}; allowed: {allowed}")
+            try:
+                suits = sum({1 << parse_suit(text) for text in entry["suits"]})
+                ranks = sum({1 << parse_rank(text) for text in entry["ranks"]})
+            except (TypeError, ValueError):
+                raise ValueError(f"state key 'last_draws' has {entry!r} for seat {seat}; allowed: {allowed}") from None
+            out.append((suits, ranks, entry["held"]))
+        return out
 
     def _voids(self, n: int) -> list[int]:
         value = self.data.get("voids", [[] for _ in range(n)])

@@ -1,6 +1,6 @@
 """The observation codec: what one seat sees, as a flat float32 vector, and back.
 
-The vector has :data:`OBS_SIZE` (245) entries for every player count and variant and
+The vector has :data:`OBS_SIZE` (353) entries for every player count and variant and
 is seat-relative: the observer first, then the next players clockwise. Hidden cards
 (other hands, the stock order) enter only as counts. :data:`OBS_LAYOUT` names its
 parts:
@@ -25,7 +25,14 @@ index      name                  meaning
 201-213    wild_rank             one-hot rank that is wild for the observer
 214-237    opponent_voids        per next player (6 slots) and suit: drew or passed on it
 238-244    countdown             countdown counts, observer first (zeros without countdown)
+245-352    opponent_last_draws   per next player (6 slots of 18): his last voluntary draw or pass
+                                 this hand: the suits (4) and ranks (13) every card of which
+                                 fitted then, wild cards included, and the fewest cards he has
+                                 held since (all zeros: none)
 =========  ====================  ==============================================================
+
+Entries 0-244 are the whole vector of the releases before ``opponent_last_draws``: policies trained on
+them read its first :data:`LEGACY_OBS_SIZE` entries.
 
 :func:`encode_observation` writes the vector, :func:`decode_observation` reads it back
 into an :class:`ObservedPosition`, :func:`action_mask` is the 60-long legal mask (all
@@ -36,6 +43,7 @@ of decoding; every other agent gets :func:`sealed_observation`). NumPy only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -46,6 +54,8 @@ from c8env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
 from c8env.engine import ANY_SUIT, MAX_PLAYERS, Phase, State
 
 _MAX_OPPONENTS = MAX_PLAYERS - 1
+#: Entries per opponent slot of ``opponent_last_draws``: suits fitted (4), ranks fitted (13), cards held since.
+DRAW_RECORD_SIZE = NUM_SUITS + NUM_RANKS + 1
 
 
 def _build_layout() -> dict[str, slice]:
@@ -67,6 +77,7 @@ def _build_layout() -> dict[str, slice]:
         ("wild_rank", NUM_RANKS),
         ("opponent_voids", _MAX_OPPONENTS * NUM_SUITS),
         ("countdown", MAX_PLAYERS),
+        ("opponent_last_draws", _MAX_OPPONENTS * DRAW_RECORD_SIZE),
     ]
     layout, start = {}, 0
     for name, size in sizes:
@@ -78,10 +89,19 @@ def _build_layout() -> dict[str, slice]:
 #: Name -> slice of the observation vector (the table in the module docstring).
 OBS_LAYOUT: dict[str, slice] = _build_layout()
 OBS_SIZE: int = max(s.stop for s in OBS_LAYOUT.values())
+#: The length of the vector before ``opponent_last_draws``: networks trained on it read the vector's first entries.
+LEGACY_OBS_SIZE = OBS_LAYOUT["opponent_last_draws"].start
 
 _HAND, _TOP, _SUIT, _RANK, _ANY, _DISCARD, _SIZES, _STOCK, _PENDING, _DIRECTION, _PHASE, _DRAWS, _PLAYERS, \
-    _SCORES, _WILD, _VOIDS, _COUNTDOWN = (s.start for s in OBS_LAYOUT.values())
+    _SCORES, _WILD, _VOIDS, _COUNTDOWN, _LAST_DRAWS = (s.start for s in OBS_LAYOUT.values())
 _SUIT_BITS = tuple(np.array([(v >> s) & 1 for s in range(NUM_SUITS)], dtype=np.float32) for v in range(16))
+
+
+@functools.cache
+def _record_bits(suits: int, ranks: int) -> np.ndarray:
+    """The suits and ranks of a draw record as 17 0/1 floats."""
+    return np.array([(suits >> s) & 1 for s in range(NUM_SUITS)] + [(ranks >> r) & 1 for r in range(NUM_RANKS)],
+                    dtype=np.float32)
 
 
 def _bit_array(mask: int) -> np.ndarray:
@@ -127,6 +147,13 @@ def encode_observation(state: State, seat: int) -> np.ndarray:
             obs[_VOIDS + 4 * k:_VOIDS + 4 * k + 4] = _SUIT_BITS[voids[other]]
     if state.rules.countdown:
         obs[_COUNTDOWN:_COUNTDOWN + n] = [state.countdown[s] for s in [seat, *others]]
+    last_draws = state.last_draws
+    for k, other in enumerate(others):
+        record = last_draws[other]
+        if record is not None:
+            at = _LAST_DRAWS + DRAW_RECORD_SIZE * k
+            obs[at:at + DRAW_RECORD_SIZE - 1] = _record_bits(record[0], record[1])
+            obs[at + DRAW_RECORD_SIZE - 1] = record[2]
     return obs
 
 
@@ -167,6 +194,9 @@ class ObservedPosition(NamedTuple):
     """Per opponent, the suits (bit ``s`` for suit ``s``) he drew or passed on since his last play."""
     countdown: list[int]
     """Countdown counts (zeros when the rules have no countdown)."""
+    opponent_last_draws: list[tuple[int, int, int] | None]
+    """Per opponent, his last voluntary draw or pass this hand: (suits, ranks) bit sets every card of which
+    fitted then, and the fewest cards he has held since; None when he has made none."""
 
 
 def decode_observation(vector: np.ndarray) -> ObservedPosition:
@@ -195,7 +225,18 @@ def decode_observation(vector: np.ndarray) -> ObservedPosition:
         wild_rank=int(np.argmax(wild)) if wild.any() else -1,
         opponent_voids=[sum(1 << s for s in range(NUM_SUITS) if voids[NUM_SUITS * k + s]) for k in range(n - 1)],
         countdown=[int(x) for x in part("countdown")[:n]],
+        opponent_last_draws=[_read_record(part("opponent_last_draws")[DRAW_RECORD_SIZE * k:DRAW_RECORD_SIZE * (k + 1)])
+                             for k in range(n - 1)],
     )
+
+
+def _read_record(entries: np.ndarray) -> tuple[int, int, int] | None:
+    """One opponent slot of ``opponent_last_draws`` read back (None: no record)."""
+    if not entries.any():
+        return None
+    suits = sum(1 << s for s in range(NUM_SUITS) if entries[s])
+    ranks = sum(1 << r for r in range(NUM_RANKS) if entries[NUM_SUITS + r])
+    return suits, ranks, int(entries[-1])
 
 
 #: Length of the global state vector of :func:`encode_global_state` (``env.state()``): one observation per seat slot.
@@ -293,5 +334,5 @@ def check_observation(observation: Any, who: str) -> None:
             raise ValueError(f"{who}.act: observation['action_mask'] holds values other than 0 and 1")
 
 
-__all__ = ["GLOBAL_STATE_SIZE", "OBSERVATION_HELP", "check_observation", "OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "encode_global_state", "StateObservation", "action_mask", "decode_observation", "sealed_observation",
+__all__ = ["DRAW_RECORD_SIZE", "GLOBAL_STATE_SIZE", "LEGACY_OBS_SIZE", "OBSERVATION_HELP", "check_observation", "OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "encode_global_state", "StateObservation", "action_mask", "decode_observation", "sealed_observation",
            "encode_observation"]

@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from c8env.engine import MAX_PLAYERS, MIN_PLAYERS
+from c8env.observation import LEGACY_OBS_SIZE, OBS_SIZE
 from c8env.rules import DuplicateKeyError, UniqueKeyLoader, load_rules, yaml_problem
 
 #: Opponent kinds of the self-play pool (keys of ``opponent_weights``).
@@ -44,6 +45,13 @@ def check_layers(sizes: list[int]) -> list[int]:
     if any(size < 1 for size in sizes):
         raise ValueError("should be a list of layer sizes >= 1")
     return sizes
+
+
+def check_obs_size(size: int) -> int:
+    if size not in (OBS_SIZE, LEGACY_OBS_SIZE):
+        raise ValueError(f"should be {OBS_SIZE} (the whole observation) or {LEGACY_OBS_SIZE} (its entries before "
+                         "opponent_last_draws)")
+    return size
 
 
 def check_weights(weights: dict[str, float]) -> dict[str, float]:
@@ -106,6 +114,10 @@ class TrainConfig(RunConfig, BaseModel):
     stalling a lost hand is worse than losing it."""
 
     # ----- the network ---------------------------------------------------------------------------
+    obs_size: int = OBS_SIZE
+    """The observation entries the networks read: all of them, or the first 245 (``LEGACY_OBS_SIZE``), the vector
+    before ``opponent_last_draws``, on which the policies shipped before it were trained (their configs say so,
+    so that they reproduce them)."""
     pi_layers: list[int] = Field(default_factory=lambda: [256, 256])
     """Hidden layer sizes of the policy MLP (exported to the NumPy policy file)."""
     vf_layers: list[int] = Field(default_factory=lambda: [256, 256])
@@ -257,6 +269,8 @@ class TrainConfig(RunConfig, BaseModel):
     _check_rules = field_validator("rules")(check_rules)
     _check_layers = field_validator("pi_layers", "vf_layers")(check_layers)
     _check_weights = field_validator("opponent_weights")(check_weights)
+
+    _check_obs_size = field_validator("obs_size")(check_obs_size)
 
     @model_validator(mode="after")
     def _check_batched_pool(self) -> TrainConfig:

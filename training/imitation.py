@@ -230,6 +230,11 @@ def demonstrations(config: TrainConfig, seed: int, workers: int = 1) -> tuple[De
                 differ = sorted(k for k in RECORDING_KEYS if recorded_with.get(k) != wanted[k])
                 raise ValueError(f"pretrain_demos {path} was recorded with other settings (differ: "
                                  f"{', '.join(differ) or 'seed'}); delete it or point pretrain_demos elsewhere")
+            width = saved["obs"].shape[1]
+            if width < config.obs_size:
+                raise ValueError(f"pretrain_demos {path} holds observations of {width} entries, recorded before "
+                                 f"opponent_last_draws; obs_size {config.obs_size} reads more: set obs_size={width}, "
+                                 "or delete the file to record again")
             return Demonstrations(*(saved[k] for k in _FIELDS)), True
     demos = record_demonstrations(config, config.pretrain_samples, seed, workers)
     if path is not None:

@@ -6,10 +6,11 @@ the other hands (a cheat's bound on what inference from play could give), or wha
 
 Each deal is played once per seat of the searcher, the other seats greedy, as ``c8env eval SPEC greedy ...``
 plays it (the same deals and search seeds: with nothing shown or tracked the results are that command's). The
-searcher's samples keep the true hands of the opponents it is shown; with ``--track-draws`` it also remembers,
-from the public record, what each opponent's last draw showed: greedy draws only when nothing fits, so none of
-his cards has fitted what he then had to follow since, until he draws again (the env's ``voids`` forget it at
-his next play). It prints the win rate with its 95% Wilson interval (docs/strength.md has the figures).
+searcher's samples keep the true hands of the opponents it is shown; with ``--track-draws`` it also reads what
+each opponent's last draw showed (``expert:last_draws=1``, the observation's ``opponent_last_draws``): greedy
+draws only when nothing fits, so none of his cards has fitted what he then had to follow since, until he draws
+again (the env's ``voids`` forget it at his next play). It prints the win rate with its 95% Wilson interval
+(docs/strength.md has the figures).
 """
 
 from __future__ import annotations
@@ -19,10 +20,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from tqdm import tqdm
 
-from c8env.actions import DRAW, PASS
 from c8env.agents import Agent, load
 from c8env.agents.expert import ExpertAgent
-from c8env.cards import NUM_CARDS
 from c8env.engine import State
 from c8env.episode import MAX_HAND_STEPS, play_hand
 from c8env.observation import StateObservation
@@ -37,59 +36,27 @@ SHOWN = {"none": (), "next": (1,), "previous": (-1,), "all": None}
 _CHUNK = 25  # deals per task
 
 
-class DrawRecord:
-    """What each player's last voluntary draw showed of his hand, if he draws only when nothing fits: the cards
-    that then fitted (wild cards included), which none of his cards has been since, and how many of his cards
-    that covers (all of them until he plays; then no more than he holds)."""
-
-    def __init__(self) -> None:
-        self.last: dict[int, tuple[int, int]] = {}
-
-    def observe(self, state: State, action: int) -> None:
-        """Note the move ``action`` of ``state.current_player``, before it is made (public facts only)."""
-        seat = state.current_player
-        if action in (DRAW, PASS) and not state.pending:
-            self.last[seat] = (state.follow_mask() | state.wild_mask(seat), NUM_CARDS)
-        elif action < NUM_CARDS and seat in self.last:
-            fitted, count = self.last[seat]
-            self.last[seat] = (fitted, min(count, state.sizes[seat] - 1))
-
-    def constrain(self, requirements: dict[int, list[tuple[int, int]]], searcher: int, sizes: list[int]) -> None:
-        """Put each opponent's record first among his ``requirements`` (seats relative to ``searcher``)."""
-        players = len(sizes) + 1
-        for seat, rules in requirements.items():
-            record = self.last.get((searcher + seat) % players)
-            if record is not None:
-                rules.insert(0, (record[0] | rules[0][0], min(record[1], sizes[seat - 1])))
-
-
 class InformedSearch(ExpertAgent):
-    """An ``expert`` whose samples keep the true hands of the opponents it is shown (seats after its own) and,
-    with a :class:`DrawRecord`, what each opponent's last draw showed."""
+    """An ``expert`` whose samples keep the true hands of the opponents it is shown (seats after its own)."""
 
     shown: tuple[int, ...]
-    record: DrawRecord | None
     _hands: dict[int, int]
-    _seat: int
 
     @classmethod
-    def from_expert(cls, expert: ExpertAgent, shown: tuple[int, ...], record: DrawRecord | None) -> InformedSearch:
+    def from_expert(cls, expert: ExpertAgent, shown: tuple[int, ...]) -> InformedSearch:
         """The informed search of ``expert`` (its options and generator)."""
         search = cls.__new__(cls)
-        search.__dict__.update(expert.__dict__, shown=shown, record=record)
+        search.__dict__.update(expert.__dict__, shown=shown)
         return search
 
     def act(self, observation: StateObservation) -> int:
         """The search's move; it reads the hands it is shown from the state behind ``observation``."""
-        state, self._seat = observation.state, observation.seat
-        self._hands = {k: state.held_cards((self._seat + k) % state.num_players)[0] for k in self.shown}
+        state, seat = observation.state, observation.seat
+        self._hands = {k: state.held_cards((seat + k) % state.num_players)[0] for k in self.shown}
         return super().act(observation)
 
     def _requirements(self, data: dict, sizes: list[int]) -> dict[int, list[tuple[int, int]]]:
-        requirements = super()._requirements(data, sizes)
-        if self.record is not None:
-            self.record.constrain(requirements, self._seat, sizes)
-        return pin_hands(requirements, self._hands, sizes)
+        return pin_hands(super()._requirements(data, sizes), self._hands, sizes)
 
 
 def shown_seats(shown: str, players: int) -> tuple[int, ...]:
@@ -106,17 +73,12 @@ def expert_search(spec: str, players: int, seed: int | None = None) -> ExpertAge
     return agent
 
 
-def won_by(search: ExpertAgent, seat: int, greedy: Agent, record: DrawRecord | None, deal_seed: int,
-           players: int) -> bool:
-    """Whether ``search`` on ``seat`` wins the hand of ``deal_seed``, every other seat greedy; ``record`` notes
-    every move."""
+def won_by(search: ExpertAgent, seat: int, greedy: Agent, deal_seed: int, players: int) -> bool:
+    """Whether ``search`` on ``seat`` wins the hand of ``deal_seed``, every other seat greedy."""
 
     def choose(state: State) -> int:
         player = state.current_player
-        action = (search if player == seat else greedy).act(StateObservation(state, player))
-        if record is not None:
-            record.observe(state, action)
-        return action
+        return (search if player == seat else greedy).act(StateObservation(state, player))
 
     state = State.new(players, seed=deal_seed)
     play_hand(state, choose, MAX_HAND_STEPS)
@@ -132,10 +94,10 @@ def play_informed(spec: str, players: int, seed: int, deals: range, shown: str, 
         deal_seed = derive_seed(seed, deal)
         for rotation in range(players):
             expert = expert_search(spec, players, agent_seed(deal_seed, rotation, 0))
-            record = DrawRecord() if track else None
-            search = InformedSearch.from_expert(expert, seats, record)
+            search = InformedSearch.from_expert(expert, seats)
+            search.last_draws = search.last_draws or track
             seat = (players - rotation) % players  # where c8env eval seats lineup entry 0
-            wins += won_by(search, seat, greedy, record, deal_seed, players)
+            wins += won_by(search, seat, greedy, deal_seed, players)
             hands += 1
     return wins, hands
 
@@ -148,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="the deals' seed (as c8env eval --seed)")
     parser.add_argument("--shown", choices=list(SHOWN), default="none",
                         help="the opponents whose hands the search is told (default none)")
-    parser.add_argument("--track-draws", action="store_true", help="remember what each opponent's last draw showed")
+    parser.add_argument("--track-draws", action="store_true", help="read what each opponent's last draw showed (expert:last_draws=1)")
     parser.add_argument("--workers", type=int_at_least(1), default=1, help="processes (the same results for any)")
     return parser
 

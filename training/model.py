@@ -27,6 +27,8 @@ def policy_kwargs(config: TrainConfig) -> dict[str, Any]:
         "activation_fn": ACTIVATIONS[config.activation],
         "features_extractor_class": ScaledObservation,
     }
+    if config.obs_size != OBS_SIZE:
+        kwargs["features_extractor_kwargs"] = {"inputs": config.obs_size}
     if config.oracle_critic:
         kwargs.update(share_features_extractor=False, critic_lr_scale=config.critic_lr_scale)
     return kwargs
@@ -58,11 +60,12 @@ class OracleCriticPolicy(MaskableActorCriticPolicy):
         super().__init__(*args, **kwargs)
         if self.share_features_extractor:
             raise ValueError("OracleCriticPolicy needs share_features_extractor=False")
+        inputs = self.vf_features_extractor.inputs
         self.features_extractor = self.pi_features_extractor = ScaledObservation(self.observation_space,
-                                                                                extra_scale=0.0)
+                                                                                extra_scale=0.0, inputs=inputs)
         first = next((m for m in self.mlp_extractor.value_net if isinstance(m, torch.nn.Linear)), self.value_net)
         with torch.no_grad():
-            first.weight[:, OBS_SIZE:] = 0.0
+            first.weight[:, inputs:] = 0.0
         if critic_lr_scale != 1.0:
             critic = [*self.mlp_extractor.value_net.parameters(), *self.value_net.parameters()]
             others = [p for p in self.parameters() if all(p is not c for c in critic)]

@@ -14,6 +14,8 @@ agent's turn) and always returns a legal action. Specs:
   .npz path>``: that network plays them); ``belief=greedy`` or
   ``belief=<shipped name or .npz path>`` weighs its samples by the opponent's observed moves under that model
   (2 players, with numba; ``draws=K``: each sample the one kept of K deals, in proportion to its weight);
+  ``last_draws=1``: its samples keep what each opponent's last voluntary draw showed (the observation's
+  ``opponent_last_draws``, read as a greedy player's: nothing he held fitted);
 - the name of a trained policy shipped in the package (see :func:`available`);
 - the path of an exported policy file (:mod:`c8env.agents.policy`);
 - the path of an ONNX policy, ``*.onnx`` (:mod:`c8env.agents.onnx_policy`, the ``onnx`` extra), or of a
@@ -59,6 +61,7 @@ _OPTIONS: dict[str, dict[str, tuple[type, Callable[[Any], bool], str]]] = {"expe
     "belief": (str, lambda v: bool(v.strip()), "'greedy', a shipped policy name or a .npz path"),
     "draws": (int, lambda v: v >= 1, "an int >= 1"),
     "confident": (float, lambda v: 0 < v <= 1, "a number in (0, 1]"),
+    "last_draws": (int, lambda v: v in (0, 1), "0 or 1"),
 }}
 
 
@@ -72,7 +75,7 @@ class BatchAgent(Agent, Protocol):
     """An agent the batched engine can play: one move per row of a batch, each the move :meth:`act` would make."""
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Observations float32[k, 245] and masks int8[k, 60] in (rows of games whose player to act is this
+        """Observations float32[k, 353] and masks int8[k, 60] in (rows of games whose player to act is this
         agent), actions int64[k] out."""
         ...
 
@@ -278,6 +281,8 @@ def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | Ru
         if options.get("belief", "greedy") != "greedy":
             options["belief"] = _policy(options["belief"], rules, num_players, "expert belief",
                                         ["greedy", *shipped_policies()])
+        if "last_draws" in options:
+            options["last_draws"] = bool(options["last_draws"])
         return ExpertAgent(rules, num_players, seed=seed, **options)
     if name in shipped_policies():
         return _policy(name, rules, num_players)

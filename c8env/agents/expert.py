@@ -48,8 +48,8 @@ from c8env.actions import ANNOUNCE, DRAW
 from c8env.agents.decision_view import view_from_state
 from c8env.agents.greedy import greedy_action
 from c8env.agents.policy import PolicyAgent
-from c8env.cards import NUM_CARDS, NUM_SUITS, RANKS, SUIT_MASKS, SUITS, card_text
-from c8env.engine import ANY_SUIT, PHASE_NAMES, Phase, State, wild_mask_for
+from c8env.cards import NUM_CARDS, NUM_SUITS, RANK_MASKS, RANKS, SUIT_MASKS, SUITS, card_text
+from c8env.engine import ANY_SUIT, PHASE_NAMES, Phase, State, draw_record_data, wild_mask_for
 from c8env.episode import MAX_HAND_STEPS, POLICY_ROLLOUT_STEPS, hand_rewards, play_hand
 from c8env.observation import StateObservation, check_observation, decode_observation
 from c8env.rules import RuleSet
@@ -80,6 +80,7 @@ def public_position(observation: dict, rules: RuleSet) -> tuple[dict, list[int],
         "scores": seen.scores,
         "countdown": seen.countdown if rules.countdown else [8] * n,
         "voids": [[]] + [[SUITS[s] for s in range(NUM_SUITS) if (voids >> s) & 1] for voids in seen.opponent_voids],
+        "last_draws": [None] + [draw_record_data(record) for record in seen.opponent_last_draws],
     }
     return data, unseen, sizes
 
@@ -119,7 +120,7 @@ class ExpertAgent:
                  seed: int | None = None, reward: str = "win", compiled: bool | None = None,
                  policy: PolicyAgent | None = None, top: int = 3, prior: float = 0.0,
                  rollouts: str | PolicyAgent = "greedy", belief: str | PolicyAgent | None = None,
-                 draws: int = 1, confident: float | None = None) -> None:
+                 draws: int = 1, confident: float | None = None, last_draws: bool = False) -> None:
         """``compiled``: run the search with the compiled kernels (None: whenever numba is available;
         True where it is not raises ``ValueError``). Both loops make the same decisions.
 
@@ -132,7 +133,9 @@ class ExpertAgent:
         searcher's moves) or a :class:`PolicyAgent` that plays them (a small, fast one beside a big guide).
         ``belief``: ``"greedy"`` or a :class:`PolicyAgent`, the model of the opponent whose observed moves
         weigh the samples (see the module docstring; 2 players, compiled);
-        ``draws``: deals per sample under a belief, one kept in proportion to its weight."""
+        ``draws``: deals per sample under a belief, one kept in proportion to its weight. ``last_draws``: the
+        samples read the observation's ``opponent_last_draws`` as a greedy player's: none of the cards an opponent
+        then held fitted, so as many of his cards as he has held since lie outside the suits and ranks it names."""
         if not isinstance(simulations, int) or simulations < 1:
             raise ValueError(f"expert simulations={simulations!r} is invalid; allowed: an int >= 1")
         if time_ms is not None and not time_ms > 0:
@@ -184,6 +187,9 @@ class ExpertAgent:
                                else rollouts if isinstance(rollouts, PolicyAgent) else None)
         self.belief = belief
         self.draws = draws
+        if not isinstance(last_draws, bool):
+            raise ValueError(f"expert last_draws={last_draws!r} is invalid; allowed: True or False")
+        self.last_draws = last_draws
         self.rng = np.random.default_rng(seed)
         self.compiled = _check_compiled(compiled)
         self._kernel: Any = None  # the compiled search, built at the first search
@@ -335,6 +341,11 @@ class ExpertAgent:
                 void |= SUIT_MASKS[SUITS.index(suit)]
             void &= ~wild
             rules = [(void, sizes[seat - 1])]
+            record = data["last_draws"][seat]
+            if self.last_draws and record is not None:
+                fitted = sum(SUIT_MASKS[SUITS.index(suit)] for suit in record["suits"])
+                fitted |= sum(RANK_MASKS[RANKS.index(rank)] for rank in record["ranks"])
+                rules.insert(0, (fitted | void, min(record["held"], sizes[seat - 1])))
             if seat == 1 and self._known is not None and self.num_players == 2:
                 rules.insert(0, (self._known[0] | void, min(self._known[1], sizes[0])))
             out[seat] = rules

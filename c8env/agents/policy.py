@@ -3,10 +3,13 @@
 File format (``.npz``, written by ``training/export.py``, :func:`save_policy` or :func:`average_policies`):
 
 - ``meta``: a 0-d string array holding JSON: ``{"format": "c8env-policy", "version": 1,
-  "activation": "tanh" | "relu", "obs_size": 245, "num_actions": 60, "num_players": int,
+  "activation": "tanh" | "relu", "obs_size": 353 (or 245), "num_actions": 60, "num_players": int,
   "rules": {RuleSet fields}, "description": str}``;
 - ``w0, b0, w1, b1, ...``: the layers of the policy network, ``w`` of shape
   ``(out, in)`` (torch's ``nn.Linear`` layout), the last layer giving 60 action logits.
+
+A network of ``obs_size`` 245 (:data:`~c8env.observation.LEGACY_OBS_SIZE`, saved before the observation gained
+``opponent_last_draws``) reads the first 245 entries of the vector, which mean what they meant then.
 
 The agent plays the masked argmax of the logits: the deterministic action of the
 exported SB3 ``MaskablePPO`` policy.
@@ -22,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from c8env.actions import NUM_ACTIONS
-from c8env.observation import OBS_SIZE, check_observation
+from c8env.observation import LEGACY_OBS_SIZE, OBS_SIZE, check_observation
 
 FORMAT = "c8env-policy"
 #: A batch's logits may differ from one observation's in the last bits (another summation order); a row whose two
@@ -30,15 +33,22 @@ FORMAT = "c8env-policy"
 #: equals :meth:`PolicyAgent.act`.
 TIE_MARGIN = 1e-3
 VERSION = 1
+#: The observation sizes a policy file may take: today's vector, or its first LEGACY_OBS_SIZE entries.
+OBS_SIZES = (OBS_SIZE, LEGACY_OBS_SIZE)
 _ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 
 
 def save_policy(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
                 num_players: int, rules: dict[str, Any], description: str = "", compress: bool = False) -> Path:
-    """Write a policy file from ``(weight, bias)`` pairs (weights ``(out, in)``), zip-compressed if ``compress``."""
+    """Write a policy file from ``(weight, bias)`` pairs (weights ``(out, in)``; the first layer's ``in`` is
+    :data:`OBS_SIZE`, or :data:`LEGACY_OBS_SIZE` for a network trained before ``opponent_last_draws``),
+    zip-compressed if ``compress``."""
     if activation not in _ACTIVATIONS:
         raise ValueError(f"activation={activation!r} is invalid; allowed: {', '.join(_ACTIVATIONS)}")
-    meta = {"format": FORMAT, "version": VERSION, "activation": activation, "obs_size": OBS_SIZE,
+    inputs = np.shape(layers[0][0])[1] if layers else OBS_SIZE
+    if inputs not in OBS_SIZES:
+        raise ValueError(f"the first layer takes {inputs} inputs; allowed: {OBS_SIZE} (or {LEGACY_OBS_SIZE})")
+    meta = {"format": FORMAT, "version": VERSION, "activation": activation, "obs_size": inputs,
             "num_actions": NUM_ACTIONS, "num_players": num_players, "rules": rules, "description": description}
     arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(meta))}
     for i, (weight, bias) in enumerate(layers):
@@ -92,11 +102,11 @@ def average_policies(paths: list[str | Path], out: str | Path, description: str 
                        description or f"the mean of the logits of {count} policies: {names}", compress=True)
 
 
-def _check_layers(path: Path, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
-    """Layer shapes must chain from the observation vector to the 60 action logits."""
+def _check_layers(path: Path, layers: list[tuple[np.ndarray, np.ndarray]], inputs: int) -> None:
+    """Layer shapes must chain from the ``inputs`` first entries of the observation vector to the 60 action logits."""
     if not layers:
         raise ValueError(f"{str(path)!r} holds no layers (arrays w0, b0, ...)")
-    width = OBS_SIZE
+    width = inputs
     for i, (weight, bias) in enumerate(layers):
         if weight.ndim != 2 or weight.shape[1] != width or bias.shape != (weight.shape[0],):
             raise ValueError(
@@ -154,19 +164,21 @@ class PolicyAgent:
             raise ValueError(
                 f"{str(path)!r}: activation {meta['activation']!r} is invalid; allowed: {', '.join(_ACTIVATIONS)}"
             )
-        if meta["obs_size"] != OBS_SIZE or meta["num_actions"] != NUM_ACTIONS:
+        if meta["obs_size"] not in OBS_SIZES or meta["num_actions"] != NUM_ACTIONS:
             raise ValueError(
                 f"{str(path)!r} expects observations of {meta['obs_size']} and {meta['num_actions']} actions; "
-                f"this c8env has {OBS_SIZE} and {NUM_ACTIONS}"
+                f"this c8env has {OBS_SIZE} (or the first {LEGACY_OBS_SIZE} of them) and {NUM_ACTIONS}"
             )
-        _check_layers(path, self.layers)
+        _check_layers(path, self.layers, meta["obs_size"])
+        self.inputs: int = meta["obs_size"]
+        """How many of the observation vector's first entries the network reads."""
         self.meta = meta
         self.name = path.stem
         self.activation = _ACTIVATIONS[meta["activation"]]
 
     def logits(self, vector: np.ndarray) -> np.ndarray:
         """Action logits for one observation vector (or a batch, shape ``(batch, obs_size)``)."""
-        x = np.asarray(vector, dtype=np.float32)
+        x = np.asarray(vector, dtype=np.float32)[..., :self.inputs]
         last = len(self.layers) - 1
         for i, (weight, bias) in enumerate(self.layers):
             x = x @ weight.T + bias
@@ -183,7 +195,7 @@ class PolicyAgent:
         return int(np.argmax(np.where(mask.astype(bool), logits, -np.inf)))
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """:meth:`act` for a batch: observations float32[k, 245] and masks int8[k, 60] in, actions int64[k] out.
+        """:meth:`act` for a batch: observations float32[k, 353] and masks int8[k, 60] in, actions int64[k] out.
 
         The masked argmax of the batch's logits, each near tie (:data:`TIE_MARGIN`) recomputed from its
         observation alone, so every row is exactly the move :meth:`act` makes."""

@@ -109,7 +109,7 @@ def _last_hidden(g: Games, b: int, t: Table, seat: int, net: Network) -> tuple[n
     """The network's last hidden layer (activations, width) on ``seat``'s observation of row ``b``."""
     kernels.encode(g, b, t, seat, net.obs)
     weights = net.weights
-    x, width = net.obs, net.obs.shape[0]
+    x, width = net.obs, net.shapes[0, 1]  # a network of LEGACY_OBS_SIZE inputs reads the vector's first ones
     last = net.shapes.shape[0] - 1
     for layer in range(last):  # slices index from 0: numba then vectorises the row additions
         out = net.hidden[layer % 2]
@@ -192,6 +192,9 @@ def copy_game(g: Games, src: int, dst: int) -> None:
         g.countdown[dst, p] = g.countdown[src, p]
         g.wild[dst, p] = g.wild[src, p]
         g.voids[dst, p] = g.voids[src, p]
+        g.draw_suits[dst, p] = g.draw_suits[src, p]
+        g.draw_ranks[dst, p] = g.draw_ranks[src, p]
+        g.draw_held[dst, p] = g.draw_held[src, p]
     for i in range(g.stock_len[src]):
         g.stock[dst, i] = g.stock[src, i]
     for i in range(g.discard_len[src]):
@@ -445,6 +448,7 @@ def load_state(g: Games, b: int, state: State) -> None:
         g.countdown[b, p] = state.countdown[p]
         g.wild[b, p] = state.wild_mask(p)
         g.voids[b, p] = state.voids[p]
+        g.draw_suits[b, p], g.draw_ranks[b, p], g.draw_held[b, p] = state.last_draws[p] or (0, 0, 0)
     g.stock[b, :len(state.stock)] = state.stock
     g.stock_len[b] = len(state.stock)
     g.discard[b, :len(state.discard)] = state.discard

@@ -32,9 +32,9 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvStepReturn
 
 from c8env.actions import NUM_ACTIONS
-from c8env.agents.policy import save_policy
+from c8env.agents.policy import OBS_SIZES, save_policy
 from c8env.envs.spaces import vector_space
-from c8env.observation import OBS_LAYOUT, OBS_SIZE
+from c8env.observation import DRAW_RECORD_SIZE, LEGACY_OBS_SIZE, OBS_LAYOUT, OBS_SIZE
 from c8env.rules import load_rules
 
 if TYPE_CHECKING:
@@ -52,24 +52,37 @@ def obs_scale() -> np.ndarray:
     scale = np.ones(OBS_SIZE, dtype=np.float32)
     for part, divisor in _SCALE_BY_PART.items():
         scale[OBS_LAYOUT[part]] = 1.0 / divisor
+    held = OBS_LAYOUT["opponent_last_draws"]  # each slot's last entry counts cards, as opponent_hand_sizes
+    scale[held.start + DRAW_RECORD_SIZE - 1:held.stop:DRAW_RECORD_SIZE] = 1.0 / _SCALE_BY_PART["opponent_hand_sizes"]
     return scale
 
 
 class ScaledObservation(BaseFeaturesExtractor):
-    """Features = the observation times :func:`obs_scale` (no learned parameters). Inputs past the observation
-    vector (a space wider than ``OBS_SIZE``, e.g. hidden cards for a critic) are multiplied by ``extra_scale``:
-    0 hides them from the network behind this extractor."""
+    """Features = the observation's first ``inputs`` entries (all of them, or the ``LEGACY_OBS_SIZE`` of the vector
+    before ``opponent_last_draws``) times :func:`obs_scale` (no learned parameters). Inputs past the observation
+    vector (a space wider than ``OBS_SIZE``, e.g. hidden cards for a critic) follow them, multiplied by
+    ``extra_scale``: 0 hides them from the network behind this extractor."""
 
-    def __init__(self, observation_space: gymnasium.spaces.Box, extra_scale: float = 1.0) -> None:
+    def __init__(self, observation_space: gymnasium.spaces.Box, extra_scale: float = 1.0,
+                 inputs: int = OBS_SIZE) -> None:
         size = int(np.prod(observation_space.shape))
         if size < OBS_SIZE:
             raise ValueError(f"ScaledObservation needs at least the {OBS_SIZE} observation entries, got {size}")
-        super().__init__(observation_space, features_dim=size)
-        scale = np.concatenate([obs_scale(), np.full(size - OBS_SIZE, extra_scale, dtype=np.float32)])
+        if inputs not in OBS_SIZES:
+            raise ValueError(f"ScaledObservation inputs={inputs!r} is invalid; allowed: {OBS_SIZE} or {LEGACY_OBS_SIZE}")
+        super().__init__(observation_space, features_dim=size - OBS_SIZE + inputs)
+        self.inputs = inputs
+        """How many of the observation vector's first entries the features hold (the rest follow them)."""
+        scale = np.concatenate([obs_scale()[:inputs], np.full(size - OBS_SIZE, extra_scale, dtype=np.float32)])
         self.register_buffer("scale", torch.as_tensor(scale))
+        kept = np.r_[0:inputs, OBS_SIZE:size] if inputs < OBS_SIZE else None
+        self.register_buffer("kept", None if kept is None else torch.as_tensor(kept))
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        return observations.flatten(1) * self.scale
+        features = observations.flatten(1)
+        if self.kept is not None:
+            features = features.index_select(1, self.kept)
+        return features * self.scale
 
 
 def policy_layers(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
@@ -94,9 +107,9 @@ def policy_layers(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str
     if isinstance(extractor, ScaledObservation):
         weight, bias = layers[0]
         weight = weight * extractor.scale.cpu().numpy()[None, :]
-        if weight[:, OBS_SIZE:].any():
+        if weight[:, extractor.inputs:].any():
             raise ValueError("cannot export an actor that reads inputs past the observation vector (extra_scale != 0)")
-        layers[0] = (weight[:, :OBS_SIZE].copy(), bias)
+        layers[0] = (weight[:, :extractor.inputs].copy(), bias)
     return layers, activation or "tanh"
 
 

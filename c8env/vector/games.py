@@ -13,7 +13,15 @@ import numpy as np
 from c8env.actions import NUM_ACTIONS, action_text
 from c8env.cards import NUM_CARDS, RANKS, SUITS, card_text
 from c8env.deprecation import warn_moved
-from c8env.engine import ANY_SUIT, PHASE_NAMES, IllegalActionError, State, check_deal_fits, check_num_players
+from c8env.engine import (
+    ANY_SUIT,
+    PHASE_NAMES,
+    IllegalActionError,
+    State,
+    check_deal_fits,
+    check_num_players,
+    draw_record_data,
+)
 from c8env.episode import DEFAULT_MAX_STEPS, check_episode_args
 from c8env.observation import OBS_SIZE
 from c8env.rules import RuleSet, load_rules
@@ -362,6 +370,8 @@ class VectorGames:
             "hands_played": int(g.hands_played[b]),
             "countdown": [int(x) for x in g.countdown[b]],
             "voids": [[SUITS[s] for s in range(4) if (int(v) >> s) & 1] for v in g.voids[b]],
+            "last_draws": [draw_record_data((int(g.draw_suits[b, p]), int(g.draw_ranks[b, p]), int(g.draw_held[b, p]))
+                                            if g.draw_suits[b, p] else None) for p in range(n)],
             "winner": None if winner < 0 else winner,
             "rules": self.rules.spec(),
         }

@@ -19,7 +19,7 @@ from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, NUM_ACTIONS, PASS, STOP
 from c8env.cards import NUM_CARDS, NUM_RANKS, RANK_MASKS, SUIT_MASKS
 from c8env.engine import ANY_SUIT
 from c8env.engine import END_REASONS as _END_REASON_NAMES
-from c8env.observation import OBS_LAYOUT, OBS_SIZE
+from c8env.observation import DRAW_RECORD_SIZE, OBS_LAYOUT, OBS_SIZE
 from c8env.rules import Effect
 from c8env.vector import rng
 from c8env.vector.jit import inline, jit
@@ -38,7 +38,7 @@ _RANK_MASKS = np.array(RANK_MASKS, dtype=np.int64)
 _DE_BRUIJN = 0x03F79D71B4CA8B09
 _BIT_INDEX = np.array(sorted(range(64), key=lambda bit: ((1 << bit) * _DE_BRUIJN) % 2**64 >> 58), dtype=np.int64)
 _HAND, _TOP, _SUIT, _RANK, _ANY, _DISCARD, _SIZES, _STOCK_SIZE, _PENDING, _DIRECTION, _PHASE, _DRAWS, \
-    _PLAYERS, _SCORES, _WILD, _VOIDS, _COUNTDOWN = (s.start for s in OBS_LAYOUT.values())
+    _PLAYERS, _SCORES, _WILD, _VOIDS, _COUNTDOWN, _LAST_DRAWS = (s.start for s in OBS_LAYOUT.values())
 
 
 class Games(NamedTuple):
@@ -66,6 +66,9 @@ class Games(NamedTuple):
     countdown: np.ndarray  # int64[B, P]
     wild: np.ndarray  # int64[B, P] card sets that are wild for each seat
     voids: np.ndarray  # int64[B, P] suit sets
+    draw_suits: np.ndarray  # int64[B, P] State.last_draws in three arrays: the suit sets (0: no record),
+    draw_ranks: np.ndarray  # int64[B, P] the rank sets
+    draw_held: np.ndarray  # int64[B, P] and the fewest cards held since
     winner: np.ndarray  # -1: nobody
     end_reason: np.ndarray  # index into END_REASONS
     entropy: np.ndarray  # uint64[B, 4] the game's seed as 32-bit words
@@ -81,8 +84,8 @@ def new_games(size: int, num_players: int) -> Games:
     return Games(z(size, num_players), z(size, num_players), z(size, num_players), z(size, MAX_CARDS), z(size),
                  z(size, MAX_CARDS), z(size), z(size), z(size), z(size), z(size), z(size), z(size), z(size), z(size),
                  z(size), z(size), z(size, num_players), z(size), z(size, num_players), z(size, num_players),
-                 z(size, num_players), z(size), z(size), np.zeros((size, 4), dtype=np.uint64), z(size), z(size),
-                 z(size), z(size))
+                 z(size, num_players), z(size, num_players), z(size, num_players), z(size, num_players), z(size),
+                 z(size), np.zeros((size, 4), dtype=np.uint64), z(size), z(size), z(size), z(size))
 
 
 class HandResults(NamedTuple):
@@ -241,6 +244,9 @@ def _deal(g: Games, b: int, t: Table, s: Scratch) -> None:
         g.twice[b, p] = 0
         g.sizes[b, p] = 0
         g.voids[b, p] = 0
+        g.draw_suits[b, p] = 0
+        g.draw_ranks[b, p] = 0
+        g.draw_held[b, p] = 0
     _set_wild(g, b, t)
     most = 0
     for p in range(n):
@@ -459,6 +465,24 @@ def _draw(g: Games, b: int, p: int, s: Scratch) -> None:
     g.passes[b] = 0
     if g.suit[b] != ANY_SUIT:
         g.voids[b, p] |= 1 << g.suit[b]
+    _record_draw(g, b, p)
+
+
+@inline
+def _record_draw(g: Games, b: int, p: int) -> None:
+    """Note seat ``p``'s voluntary draw or pass (``State._record_draw``): the whole suits and ranks that fitted."""
+    fitted = g.follow[b] | g.wild[b, p]
+    suits = 0
+    for suit in range(4):
+        if _SUIT_MASKS[suit] & fitted == _SUIT_MASKS[suit]:
+            suits |= 1 << suit
+    ranks = 0
+    for rank in range(NUM_RANKS):
+        if _RANK_MASKS[rank] & fitted == _RANK_MASKS[rank]:
+            ranks |= 1 << rank
+    g.draw_suits[b, p] = suits
+    g.draw_ranks[b, p] = ranks
+    g.draw_held[b, p] = g.sizes[b, p]
 
 
 @jit
@@ -498,6 +522,7 @@ def _take_penalty(g: Games, b: int, t: Table, p: int, s: Scratch) -> None:
 def _pass(g: Games, b: int, t: Table, p: int) -> None:
     if g.suit[b] != ANY_SUIT:
         g.voids[b, p] |= 1 << g.suit[b]
+    _record_draw(g, b, p)
     if t.stock_exhausted == 2 and g.stock_len[b] == 0 and (t.max_draws < 0 or g.draws[b] < t.max_draws):
         _end_hand(g, b, t, -1, _STOCK)
         return
@@ -516,6 +541,8 @@ def _play(g: Games, b: int, t: Table, p: int, card: int) -> None:
     g.discard_len[b] += 1
     g.voids[b, p] = 0
     g.passes[b] = 0
+    if g.draw_held[b, p] > g.sizes[b, p]:
+        g.draw_held[b, p] = g.sizes[b, p]
     if g.sizes[b, p] == 0:
         _end_hand(g, b, t, p, _OUT)
         return
@@ -656,6 +683,15 @@ def encode(g: Games, b: int, t: Table, seat: int, obs: np.ndarray) -> None:
         voids = g.voids[b, other]
         for s in range(4):
             obs[_VOIDS + 4 * (k - 1) + s] = (voids >> s) & 1
+        suits = g.draw_suits[b, other]
+        if suits:
+            at = _LAST_DRAWS + DRAW_RECORD_SIZE * (k - 1)
+            ranks = g.draw_ranks[b, other]
+            for s in range(4):
+                obs[at + s] = (suits >> s) & 1
+            for r in range(NUM_RANKS):
+                obs[at + 4 + r] = (ranks >> r) & 1
+            obs[at + DRAW_RECORD_SIZE - 1] = g.draw_held[b, other]
     obs[_STOCK_SIZE] = g.stock_len[b]
     obs[_PENDING] = g.pending[b]
     obs[_DIRECTION] = g.direction[b]

@@ -11,9 +11,9 @@ def test_agents_refuse_what_is_no_observation(spec: str) -> None:
     from c8env import agents
 
     agent = agents.load(spec, seed=0)
-    for bad, error in ((np.zeros(245), TypeError), (None, TypeError), ({"observation": np.zeros(245)}, ValueError),
+    for bad, error in ((np.zeros(353), TypeError), (None, TypeError), ({"observation": np.zeros(353)}, ValueError),
                        ({"observation": np.zeros(10), "action_mask": np.ones(60)}, ValueError),
-                       ({"observation": np.zeros(245), "action_mask": np.full(60, 2)}, ValueError)):
+                       ({"observation": np.zeros(353), "action_mask": np.full(60, 2)}, ValueError)):
         with pytest.raises(error, match=r"\.act: .*|\.act: observation"):
             agent.act(bad)
 

@@ -27,6 +27,7 @@ from c8env.agents import (
     shipped_policies,
 )
 from c8env.agents.policy import save_policy
+from c8env.observation import StateObservation
 
 PRESETS = preset_names()
 PLAYER_COUNTS = range(2, 8)
@@ -494,3 +495,34 @@ def test_spec_options_refuse_what_they_cannot_mean(spec, patterns):
     assert "\n" not in message
     for pattern in patterns:
         assert pattern in message, message
+
+
+def test_expert_last_draws_keeps_each_opponents_last_draw_in_its_samples():
+    """With last_draws=1 the opponent who drew with hearts and fives to follow is dealt no heart, five or eight
+    (as many cards as he has held since); without it his samples may hold them."""
+    from c8env.agents.expert import public_position
+
+    state = c8env.State.from_dict({
+        "hands": [["KS", "2C", "3C"], ["4C", "9D", "JD", "QD"], ["6S", "7S", "4S"], ["TC", "JC", "5D"]],
+        "discard": ["5H"], "stock": ["AD", "2H", "3H", "4H", "6H", "7H", "9H", "TH", "JH", "KH"],
+        "current_player": 1})
+    state.apply(c8env.DRAW)  # seat 1 draws KH: it fits, so he plays it
+    state.apply(c8env.parse_card("KH"))
+    state.apply(c8env.DRAW)  # seat 2 draws JH and plays it
+    state.apply(c8env.parse_card("JH"))
+    state.apply(c8env.parse_card("JC"))  # seat 3
+    observation = StateObservation(state, 0)
+    data, unseen, sizes = public_position(observation, state.rules)
+    assert data["last_draws"][1] == {"suits": ["H"], "ranks": ["5", "8"], "held": 4}
+    fitted = c8env.cards.SUIT_MASKS[2] | c8env.cards.RANK_MASKS[4] | c8env.cards.RANK_MASKS[7]
+    informed = load("expert:last_draws=1", num_players=4, seed=0)
+    assert informed.last_draws and not load("expert", num_players=4).last_draws
+    assert informed._requirements(data, sizes)[1][0] == (fitted, 4)
+    held_fitting = [sum((fitted >> card) & 1 for card in informed._deal_hidden(unseen, sizes, informed._requirements(
+        data, sizes))[1]) for _ in range(50)]
+    assert max(held_fitting) == 0
+    plain = load("expert", num_players=4, seed=0)
+    assert max(sum((fitted >> card) & 1 for card in plain._deal_hidden(unseen, sizes, plain._requirements(
+        data, sizes))[1]) for _ in range(50)) > 0
+    with pytest.raises(ValueError, match="last_draws=2 is invalid.*allowed: 0 or 1"):
+        load("expert:last_draws=2", num_players=4)

@@ -6,12 +6,13 @@ import pytest
 
 from c8env.agents import load
 from c8env.agents.expert import public_position
+from c8env.cards import RANK_MASKS, SUIT_MASKS
 from c8env.engine import State
 from c8env.episode import play_hand
 from c8env.observation import StateObservation
 from c8env.rules import load_rules
 from c8env.tools.evaluation.deals import play_deals
-from training.information import DrawRecord, InformedSearch, main, play_informed, shown_seats
+from training.information import InformedSearch, main, play_informed, shown_seats
 
 RULES = load_rules("standard")
 SPEC = "expert:simulations=6"
@@ -26,7 +27,7 @@ def test_with_nothing_shown_it_plays_c8env_evals_hands() -> None:
 @pytest.mark.parametrize("shown", ["next", "previous", "all"])
 def test_the_samples_hold_the_hands_it_is_shown_and_not_their_cards_elsewhere(shown: str) -> None:
     seats = shown_seats(shown, 4)
-    search = InformedSearch.from_expert(load(SPEC, num_players=4, seed=3), seats, None)
+    search = InformedSearch.from_expert(load(SPEC, num_players=4, seed=3), seats)
     greedy = load("greedy", num_players=4)
     checked = 0
 
@@ -53,35 +54,32 @@ def test_the_samples_hold_the_hands_it_is_shown_and_not_their_cards_elsewhere(sh
     assert shown_seats("previous", 4) == (3,) and shown_seats("all", 3) == (1, 2) and checked > 20
 
 
+def test_tracked_draws_play_c8env_evals_hands_of_the_expert_that_reads_them() -> None:
+    lineup = [SPEC + ",last_draws=1", "greedy", "greedy", "greedy"]
+    records = play_deals(lineup, ["expert", "g1", "g2", "g3"], RULES, 4, seed=12, deals=range(3))
+    assert play_informed(SPEC, 4, 12, range(3), "none", True) == (sum(r.winner == 0 for r in records), 12)
+
+
 def test_a_greedy_players_cards_never_fit_what_his_last_draw_had_to_follow() -> None:
-    # (as many of his cards as the record counts, at every other player's turn)
-    greedy, record = load("greedy", num_players=4), DrawRecord()
+    # (as many of his cards as the state's last_draws counts, at every other player's turn)
+    greedy = load("greedy", num_players=4)
     active = 0
 
     def choose(state: State) -> int:
         nonlocal active
-        action = greedy.act(StateObservation(state, state.current_player))
-        for seat, (fitted, count) in record.last.items():
-            if seat == state.current_player:  # he may hold the card he just drew, which fits
+        for seat, record in enumerate(state.last_draws):
+            if record is None or seat == state.current_player:  # he may hold the card he just drew, which fits
                 continue
-            held = state.held_cards(seat)[0]
-            assert (held & ~fitted).bit_count() >= min(count, state.sizes[seat])
-            active += count > 0 and held != 0
-        record.observe(state, action)
-        return action
+            suits, ranks, held = record
+            fitted = sum(SUIT_MASKS[s] for s in range(4) if (suits >> s) & 1)
+            fitted |= sum(RANK_MASKS[r] for r in range(13) if (ranks >> r) & 1)
+            assert (state.held_cards(seat)[0] & ~fitted).bit_count() >= held
+            active += 1
+        return greedy.act(StateObservation(state, state.current_player))
 
     for deal in range(20):
-        record.last.clear()
         play_hand(State.new(4, RULES, seed=deal), choose)
     assert active > 100
-
-
-def test_the_record_goes_first_among_the_requirements() -> None:
-    record = DrawRecord()
-    record.last = {2: (0b1010, 52), 3: (0b0100, 2)}  # seats 2 and 3: seats 1 and 2 after a searcher on seat 1
-    requirements = {1: [(0b0001, 5)], 2: [(0b0001, 4)], 3: [(0, 5)]}
-    record.constrain(requirements, 1, [5, 4, 5])
-    assert requirements == {1: [(0b1011, 5), (0b0001, 5)], 2: [(0b0101, 2), (0b0001, 4)], 3: [(0, 5)]}
 
 
 def test_the_command_prints_the_win_rate_and_refuses_an_agent_that_does_not_search(capsys) -> None:

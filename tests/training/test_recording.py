@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from c8env.observation import LEGACY_OBS_SIZE
 from training import imitation, record_speed
 from training.config import load_config
 from training.imitation import Demonstrations, record_demonstrations
@@ -24,8 +25,13 @@ OLD_RECORDING = "aff35882628b28cbfba76472903a905ad9168aac95d27847bc286e1e29f4e8f
 def digest(demos: Demonstrations) -> str:
     hashed = hashlib.sha256()
     for key in ("obs", "masks", "actions", "returns", "values"):
-        hashed.update(np.ascontiguousarray(getattr(demos, key)).tobytes())
+        array = getattr(demos, key)  # the old commit's observation: the first 245 entries of today's
+        hashed.update(np.ascontiguousarray(array[:, :LEGACY_OBS_SIZE] if key == "obs" else array).tobytes())
     return hashed.hexdigest()
+
+
+def test_the_compared_observation_is_the_legacy_vector() -> None:
+    assert record_speed.COMPARED_OBS == LEGACY_OBS_SIZE
 
 
 def test_recording_is_the_old_commits_for_any_workers(monkeypatch) -> None:

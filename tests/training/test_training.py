@@ -90,6 +90,8 @@ def test_overrides_are_typed():
     (["oracle_critic=true", "cutoff_reward=-1", "vec_env=subproc"], "config key 'oracle_critic' = True is invalid: "
                                                                      "the other hands come from the batched envs"),
     (["pretrain_prior_weight=0"], "config key 'pretrain_prior_weight' = 0 is invalid: should be greater than 0"),
+    (["obs_size=300"], "config key 'obs_size' = 300 is invalid: should be 353 (the whole observation) or 245 (its "
+                       "entries before opponent_last_draws)"),
 ])
 def test_config_errors_name_the_key(overrides, message):
     with pytest.raises(ValueError) as err:
@@ -290,6 +292,14 @@ def test_demonstrations_keep_the_search_results_and_are_saved_reused_and_checked
         demonstrations(config.model_copy(update={"pretrain_samples": 301}), seed=3)
     with pytest.raises(ValueError, match=r"\(differ: seed\)"):
         demonstrations(config, seed=4)
+    with np.load(path) as saved:  # a recording made before opponent_last_draws: 245 entries a row
+        arrays = {key: saved[key] for key in saved.files}
+    np.savez(path, **{**arrays, "obs": arrays["obs"][:, :245]})
+    with pytest.raises(ValueError, match="holds observations of 245 entries, recorded before opponent_last_draws; "
+                                         "obs_size 353 reads more: set obs_size=245"):
+        demonstrations(config, seed=3)
+    legacy, loaded = demonstrations(config.model_copy(update={"obs_size": 245}), seed=3)
+    assert loaded and np.array_equal(legacy.obs, demos.obs[:, :245])
 
 
 def test_search_targets_are_a_softmax_of_the_searched_results():
@@ -298,7 +308,7 @@ def test_search_targets_are_a_softmax_of_the_searched_results():
     values = np.full((3, 61), np.nan, dtype=np.float32)
     values[0, [2, 5, 9]] = [0.5, 0.3, -1.0]
     values[1, [0, 1]] = [0.2, 0.2]
-    demos = Demonstrations(np.zeros((3, 245), np.float32), np.ones((3, 61), bool), np.array([2, 0, 7]),
+    demos = Demonstrations(np.zeros((3, 353), np.float32), np.ones((3, 61), bool), np.array([2, 0, 7]),
                            np.zeros(3, np.float32), values)
     sharp, flat = search_targets(demos, 0.01), search_targets(demos, 1e6)
     assert np.allclose(sharp.sum(1), 1) and np.allclose(flat.sum(1), 1)
@@ -402,8 +412,10 @@ def test_cosine_schedule_decays_the_warm_start_to_zero():
 
 
 # ----- export --------------------------------------------------------------------------------------
-@pytest.mark.parametrize("activation", ["tanh", "relu"])
-def test_exported_policy_matches_the_sb3_model(tmp_path, activation):
+@pytest.mark.parametrize("activation, obs_size", [("tanh", 353), ("relu", 245)])
+def test_exported_policy_matches_the_sb3_model(tmp_path, activation, obs_size):
+    """(obs_size 245: the network reads the observation's entries before opponent_last_draws, as the files shipped
+    before them; the others are not inputs of the exported file, and the SB3 model's moves are still its own)"""
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from training.envs import make_env
@@ -411,13 +423,14 @@ def test_exported_policy_matches_the_sb3_model(tmp_path, activation):
     from training.imitation import behaviour_clone, record_demonstrations
     from training.model import build_model
 
-    config = config_from_dict({**TINY, "activation": activation, "pi_layers": [64, 48], "vec_env": "dummy",
+    config = config_from_dict({**TINY, "activation": activation, "obs_size": obs_size, "pi_layers": [64, 48], "vec_env": "dummy",
                                "n_envs": 2, "n_workers": 1, "batch_size": 128, "pretrain_samples": 2000})
     model = build_model(config, DummyVecEnv([make_env(config, [])] * 2))
     behaviour_clone(model, record_demonstrations(config, 2000, seed=1), config, seed=2)  # non-trivial logits
     path = export_policy(model, tmp_path / "p.npz", 2, "standard", "test")
     agent = load(str(path))
     assert isinstance(agent, PolicyAgent) and agent.meta["activation"] == activation
+    assert agent.meta["obs_size"] == obs_size == agent.layers[0][0].shape[1]
 
     env = SingleAgentEnv(num_players=2, opponents="random")
     rng = np.random.default_rng(0)
