@@ -141,19 +141,17 @@ def encode_observation(state: State, seat: int) -> np.ndarray:
     wild = state.wild_mask(seat)
     if wild:
         obs[_WILD + (wild & -wild).bit_length() - 1] = 1.0
-    voids = state.voids
+    voids, last_draws = state.voids, state.last_draws
     for k, other in enumerate(others):
         if voids[other]:
             obs[_VOIDS + 4 * k:_VOIDS + 4 * k + 4] = _SUIT_BITS[voids[other]]
-    if state.rules.countdown:
-        obs[_COUNTDOWN:_COUNTDOWN + n] = [state.countdown[s] for s in [seat, *others]]
-    last_draws = state.last_draws
-    for k, other in enumerate(others):
         record = last_draws[other]
         if record is not None:
             at = _LAST_DRAWS + DRAW_RECORD_SIZE * k
             obs[at:at + DRAW_RECORD_SIZE - 1] = _record_bits(record[0], record[1])
             obs[at + DRAW_RECORD_SIZE - 1] = record[2]
+    if state.rules.countdown:
+        obs[_COUNTDOWN:_COUNTDOWN + n] = [state.countdown[s] for s in [seat, *others]]
     return obs
 
 

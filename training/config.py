@@ -21,6 +21,7 @@ from typing import Any, Literal, get_origin
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from c8env.agents.policy import OBS_SIZES
 from c8env.engine import MAX_PLAYERS, MIN_PLAYERS
 from c8env.observation import LEGACY_OBS_SIZE, OBS_SIZE
 from c8env.rules import DuplicateKeyError, UniqueKeyLoader, load_rules, yaml_problem
@@ -48,7 +49,7 @@ def check_layers(sizes: list[int]) -> list[int]:
 
 
 def check_obs_size(size: int) -> int:
-    if size not in (OBS_SIZE, LEGACY_OBS_SIZE):
+    if size not in OBS_SIZES:
         raise ValueError(f"should be {OBS_SIZE} (the whole observation) or {LEGACY_OBS_SIZE} (its entries before "
                          "opponent_last_draws)")
     return size
