@@ -1,16 +1,21 @@
 """What the hidden cards are worth to the search: ``expert`` against greedy players when it is shown some of
-the other hands (a cheat's bound on what inference from play could give), or what each opponent's draws showed.
+the other hands or how many cards of each suit they hold (a cheat's bound on what inference from play could
+give), or what each opponent's draws and plays showed.
 
     python -m training.information --players 4 --deals 1000 --shown next
     python -m training.information --players 4 --deals 2000 --track-draws
+    python -m training.information --players 4 --deals 2000 --track-draws --track-plays
+    python -m training.information --players 4 --deals 2000 --track-draws --suit-counts
 
 Each deal is played once per seat of the searcher, the other seats greedy, as ``c8env eval SPEC greedy ...``
 plays it (the same deals and search seeds: with nothing shown or tracked the results are that command's). The
 searcher's samples keep the true hands of the opponents it is shown; with ``--track-draws`` it also reads what
 each opponent's last draw showed (``expert:last_draws=1``, the observation's ``opponent_last_draws``): greedy
 draws only when nothing fits, so none of his cards has fitted what he then had to follow since, until he draws
-again (the env's ``voids`` forget it at his next play). It prints the win rate with its 95% Wilson interval
-(docs/strength.md has the figures).
+again (the env's ``voids`` forget it at his next play). With ``--track-plays`` it also reads greedy's plays since
+each opponent's last draw (:func:`ruled_out_by_play`: he holds none of the cards greedy would have played instead);
+with ``--suit-counts`` its samples give each opponent his true number of cards of each suit (wild cards counted
+apart). It prints the win rate with its 95% Wilson interval (docs/strength.md has the figures).
 """
 
 from __future__ import annotations
@@ -20,9 +25,13 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from tqdm import tqdm
 
+from c8env.actions import DRAW, PASS
 from c8env.agents import Agent, load
+from c8env.agents.decision_view import view_from_state
 from c8env.agents.expert import ExpertAgent
-from c8env.engine import State
+from c8env.agents.greedy import greedy_action
+from c8env.cards import ALL_CARDS_MASK, NUM_CARDS, NUM_RANKS, SUIT_MASKS, iter_bits
+from c8env.engine import Phase, State
 from c8env.episode import MAX_HAND_STEPS, play_hand
 from c8env.observation import StateObservation
 from c8env.seeding import derive_seed
@@ -36,27 +45,77 @@ SHOWN = {"none": (), "next": (1,), "previous": (-1,), "all": None}
 _CHUNK = 25  # deals per task
 
 
+def ruled_out_by_play(state: State, card: int) -> int:
+    """The cards a greedy player to act in ``state`` does not hold if he plays ``card`` (bit set): those of its
+    suit he could play and would have played first, or after a wild card every other card he could play that
+    greedy would have played first (0 outside a plain turn). Greedy weighs a card of the suit played against
+    ``card`` whatever else he holds, and any other card at its lowest, so the set holds for every hand."""
+    if state.phase is not Phase.PLAY or state.pending:
+        return 0
+    view = view_from_state(state)
+    wild = state.wild_mask(state.current_player)
+    rivals = state.follow_mask() & ~wild & ~(1 << card)
+    if not (wild >> card) & 1:
+        rivals &= SUIT_MASKS[card // NUM_RANKS]
+    out = 0
+    for rival in iter_bits(rivals):
+        pair = sorted((card, rival))
+        if greedy_action(view._replace(legal=pair, hand_bits=(1 << card) | (1 << rival), hand_dups=0),
+                         state.rules) == rival:
+            out |= 1 << rival
+    return out
+
+
 class InformedSearch(ExpertAgent):
-    """An ``expert`` whose samples keep the true hands of the opponents it is shown (seats after its own)."""
+    """An ``expert`` whose samples keep the true hands of the opponents it is shown (seats after its own), and
+    optionally every other opponent's true count of each suit (``suit_counts``) or the cards his plays since his
+    last draw ruled out (``plays``, per seat after its own, kept up to date by :func:`won_by`)."""
 
     shown: tuple[int, ...]
+    suit_counts: bool
+    plays: dict[int, int]
     _hands: dict[int, int]
+    _counts: dict[int, list[tuple[int, int]]]
 
     @classmethod
-    def from_expert(cls, expert: ExpertAgent, shown: tuple[int, ...]) -> InformedSearch:
+    def from_expert(cls, expert: ExpertAgent, shown: tuple[int, ...], suit_counts: bool = False) -> InformedSearch:
         """The informed search of ``expert`` (its options and generator)."""
         search = cls.__new__(cls)
-        search.__dict__.update(expert.__dict__, shown=shown)
+        search.__dict__.update(expert.__dict__, shown=shown, suit_counts=suit_counts, plays={}, _counts={})
         return search
 
     def act(self, observation: StateObservation) -> int:
-        """The search's move; it reads the hands it is shown from the state behind ``observation``."""
+        """The search's move; it reads the hands (or suit counts) it is told from the state behind ``observation``."""
         state, seat = observation.state, observation.seat
-        self._hands = {k: state.held_cards((seat + k) % state.num_players)[0] for k in self.shown}
+        n = state.num_players
+        self._hands = {k: state.held_cards((seat + k) % n)[0] for k in self.shown}
+        if self.suit_counts:
+            self._counts = {k: _suit_groups(state, (seat + k) % n) for k in range(1, n) if k not in self.shown}
         return super().act(observation)
 
     def _requirements(self, data: dict, sizes: list[int]) -> dict[int, list[tuple[int, int]]]:
-        return pin_hands(super()._requirements(data, sizes), self._hands, sizes)
+        out = super()._requirements(data, sizes)
+        for seat, ruled_out in self.plays.items():
+            out[seat] = [(forbidden | ruled_out, count) for forbidden, count in out[seat]]
+        for seat, groups in self._counts.items():
+            always = 0  # what every one of his cards lies outside of
+            for forbidden, count in out[seat]:
+                if count >= sizes[seat - 1]:
+                    always |= forbidden
+            out[seat] = [(ALL_CARDS_MASK & ~group | always, count) for group, count in groups]
+        return pin_hands(out, self._hands, sizes)
+
+
+def _suit_groups(state: State, seat: int) -> list[tuple[int, int]]:
+    """A seat's cards by group (wild cards, then each suit's others): (group, cards held in it and the groups
+    before), the nested form of the search's constraints (each dealt only from its own group)."""
+    held = state.held_cards(seat)
+    wild = state.wild_mask(seat)
+    groups, total = [], 0
+    for group in (wild, *(mask & ~wild for mask in SUIT_MASKS)):
+        total += (held[0] & group).bit_count() + (held[1] & group).bit_count()
+        groups.append((group, total))
+    return groups
 
 
 def shown_seats(shown: str, players: int) -> tuple[int, ...]:
@@ -73,19 +132,32 @@ def expert_search(spec: str, players: int, seed: int | None = None) -> ExpertAge
     return agent
 
 
-def won_by(search: ExpertAgent, seat: int, greedy: Agent, deal_seed: int, players: int) -> bool:
-    """Whether ``search`` on ``seat`` wins the hand of ``deal_seed``, every other seat greedy."""
+def won_by(search: ExpertAgent, seat: int, greedy: Agent, deal_seed: int, players: int,
+           track_plays: bool = False) -> bool:
+    """Whether ``search`` on ``seat`` wins the hand of ``deal_seed``, every other seat greedy; with ``track_plays``
+    the search (an :class:`InformedSearch`) is told what each greedy player's plays since his last draw ruled out."""
+    ruled_out = [0] * players
 
     def choose(state: State) -> int:
         player = state.current_player
-        return (search if player == seat else greedy).act(StateObservation(state, player))
+        if player == seat:
+            if track_plays:
+                search.plays = {k: ruled_out[(seat + k) % players] for k in range(1, players)}
+            return search.act(StateObservation(state, player))
+        action = greedy.act(StateObservation(state, player))
+        if action in (DRAW, PASS):
+            ruled_out[player] = 0
+        elif action < NUM_CARDS:
+            ruled_out[player] |= ruled_out_by_play(state, action)
+        return action
 
     state = State.new(players, seed=deal_seed)
     play_hand(state, choose, MAX_HAND_STEPS)
     return state.hand_over and state.winner == seat
 
 
-def play_informed(spec: str, players: int, seed: int, deals: range, shown: str, track: bool) -> tuple[int, int]:
+def play_informed(spec: str, players: int, seed: int, deals: range, shown: str, track: bool, plays: bool = False,
+                  suit_counts: bool = False) -> tuple[int, int]:
     """(hands won by the searcher, hands played) over every seating of ``deals``; the rest as :func:`main` says."""
     greedy = load("greedy", num_players=players)
     seats = shown_seats(shown, players)
@@ -94,10 +166,10 @@ def play_informed(spec: str, players: int, seed: int, deals: range, shown: str, 
         deal_seed = derive_seed(seed, deal)
         for rotation in range(players):
             expert = expert_search(spec, players, agent_seed(deal_seed, rotation, 0))
-            search = InformedSearch.from_expert(expert, seats)
+            search = InformedSearch.from_expert(expert, seats, suit_counts)
             search.last_draws = search.last_draws or track
             seat = (players - rotation) % players  # where c8env eval seats lineup entry 0
-            wins += won_by(search, seat, greedy, deal_seed, players)
+            wins += won_by(search, seat, greedy, deal_seed, players, plays)
             hands += 1
     return wins, hands
 
@@ -111,6 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shown", choices=list(SHOWN), default="none",
                         help="the opponents whose hands the search is told (default none)")
     parser.add_argument("--track-draws", action="store_true", help="read what each opponent's last draw showed (expert:last_draws=1)")
+    parser.add_argument("--track-plays", action="store_true",
+                        help="read what greedy's plays since each opponent's last draw ruled out")
+    parser.add_argument("--suit-counts", action="store_true",
+                        help="the samples give each opponent his true count of each suit (wild cards apart)")
     parser.add_argument("--workers", type=int_at_least(1), default=1, help="processes (the same results for any)")
     return parser
 
@@ -126,13 +202,15 @@ def main(argv: list[str] | None = None) -> None:
     wins = hands = 0
     with ProcessPoolExecutor(args.workers) as executor, tqdm(total=args.deals, unit="deal") as bar:
         futures = {executor.submit(play_informed, args.spec, args.players, args.seed, chunk, args.shown,
-                                   args.track_draws): len(chunk) for chunk in chunks}
+                                   args.track_draws, args.track_plays, args.suit_counts): len(chunk)
+                   for chunk in chunks}
         for future in as_completed(futures):
             won, played = future.result()
             wins, hands = wins + won, hands + played
             bar.update(futures[future])
     low, high = wilson_interval(wins, hands)
-    told = f"shown {args.shown}" + (", draws tracked" if args.track_draws else "")
+    told = (f"shown {args.shown}" + (", draws tracked" if args.track_draws else "")
+            + (", plays tracked" if args.track_plays else "") + (", suit counts told" if args.suit_counts else ""))
     print(f"{args.spec} ({told}) against {args.players - 1} greedy: {wins / hands:.1%} [{low:.1%}, {high:.1%}] of "
           f"{hands:,} hands ({args.deals:,} deals x {args.players} seats, seed {args.seed})")
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from c8env.actions import DRAW, PASS
 from c8env.agents import load
 from c8env.agents.expert import public_position
-from c8env.cards import RANK_MASKS, SUIT_MASKS
+from c8env.cards import NUM_CARDS, RANK_MASKS, SUIT_MASKS, card_text, iter_bits, parse_card
 from c8env.engine import State
 from c8env.episode import play_hand
 from c8env.observation import StateObservation
 from c8env.rules import load_rules
 from c8env.tools.evaluation.deals import play_deals
-from training.information import InformedSearch, main, play_informed, shown_seats
+from training.information import InformedSearch, main, play_informed, ruled_out_by_play, shown_seats
 
 RULES = load_rules("standard")
 SPEC = "expert:simulations=6"
@@ -82,10 +83,78 @@ def test_a_greedy_players_cards_never_fit_what_his_last_draw_had_to_follow() -> 
     assert active > 100
 
 
+def test_a_greedy_player_holds_none_of_the_cards_his_plays_ruled_out_until_he_draws() -> None:
+    greedy = load("greedy", num_players=4)
+    ruled_out, largest = [0] * 4, 0
+
+    def choose(state: State) -> int:
+        nonlocal largest
+        player = state.current_player
+        action = greedy.act(StateObservation(state, player))
+        if action in (DRAW, PASS):
+            ruled_out[player] = 0
+        elif action < NUM_CARDS:
+            ruled_out[player] |= ruled_out_by_play(state, action)
+            assert not (state.held_cards(player)[0] & ~(1 << action)) & ruled_out[player]
+        largest = max(largest, *(cards.bit_count() for cards in ruled_out))
+        return action
+
+    for deal in range(20):
+        ruled_out[:] = [0] * 4
+        play_hand(State.new(4, RULES, seed=deal), choose)
+    assert largest >= 8
+
+
+def test_a_play_rules_out_the_higher_cards_of_its_suit_and_a_wild_card_every_other_card_that_fits() -> None:
+    def position(hand: list[str]) -> State:
+        return State.from_dict({"num_players": 4, "hands": [hand, ["AS", "KS", "QS"], ["4D", "5D", "6D"],
+                                                            ["7D", "9D", "TD"]],
+                                "stock": ["6C"], "discard": ["9H"], "current_player": 0}, rules=RULES)
+
+    def cards(bits: int) -> set[str]:
+        return {card_text(card) for card in iter_bits(bits)}
+
+    assert cards(ruled_out_by_play(position(["3H", "2C"]), parse_card("3H"))) == {"4H", "5H", "6H", "7H", "9H", "TH",
+                                                                                   "JH", "QH", "KH"}
+    assert cards(ruled_out_by_play(position(["8C", "2C"]), parse_card("8C"))) == {"AH", "2H", "3H", "4H", "5H", "6H", "7H",
+                                                                                   "9H", "TH", "JH", "QH", "KH", "9C",
+                                                                                   "9D", "9S"}
+
+
+def test_told_suit_counts_the_samples_give_each_opponent_his_count_of_each_suit() -> None:
+    search = InformedSearch.from_expert(load(SPEC + ",last_draws=1", num_players=4, seed=5), (), suit_counts=True)
+    greedy = load("greedy", num_players=4)
+    checked = 0
+
+    def counts(cards: list[int], wild: int) -> list[int]:
+        return [sum(1 for c in cards if (wild >> c) & 1)] + [sum(1 for c in cards if c // 13 == s and not (wild >> c) & 1)
+                                                             for s in range(4)]
+
+    def choose(state: State) -> int:
+        nonlocal checked
+        view = StateObservation(state, state.current_player)
+        if state.current_player != 2:
+            return greedy.act(view)
+        action = search.act(view)
+        data, unseen, sizes = public_position(view, RULES)
+        dealt = search._deal_hidden(unseen, sizes, search._requirements(data, sizes))
+        for k in (1, 2, 3):
+            seat = (2 + k) % 4
+            checked += counts(dealt[k], state.wild_mask(seat)) == counts(state.hand(seat), state.wild_mask(seat))
+        return action
+
+    for deal in range(2):
+        play_hand(State.new(4, RULES, seed=deal), choose)
+    assert checked > 20
+
+
 def test_the_command_prints_the_win_rate_and_refuses_an_agent_that_does_not_search(capsys) -> None:
     main(["--spec", SPEC, "--deals", "2", "--seed", "4", "--shown", "next", "--track-draws", "--workers", "2"])
     line = capsys.readouterr().out.strip()
     assert line.startswith(f"{SPEC} (shown next, draws tracked) against 3 greedy: ") and "of 8 hands" in line
+    main(["--spec", SPEC, "--deals", "2", "--seed", "4", "--track-plays", "--suit-counts"])
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"{SPEC} (shown none, plays tracked, suit counts told) against 3 greedy: ")
     with pytest.raises(SystemExit):
         main(["--spec", "greedy", "--deals", "1"])
     assert "--spec 'greedy' is not a search; allowed: expert[:options]" in capsys.readouterr().err
