@@ -32,7 +32,7 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 PROGRAMS = {"c8env.tools.evaluation": "c8env.tools.evaluation", "c8env.tools.play": "c8env.tools.play", "c8env.tools.demo": "c8env.tools.demo",
             "c8env.tools.speed": "c8env.tools.speed", "training.train": "training.train", "training.export": "training.export",
             "training.record_speed": "training.record_speed", "training.plot": "training.plot", "training.average": "training.average",
-            "training.information": "training.information",
+            "training.information": "training.information", "training.regret": "training.regret",
             "training.rllib": "training.rllib.cli"}
 
 
