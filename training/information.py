@@ -66,6 +66,16 @@ def ruled_out_by_play(state: State, card: int) -> int:
     return out
 
 
+def track_play(ruled_out: list[int], state: State, action: int) -> None:
+    """Update ``ruled_out`` (per seat, what his plays since his last draw ruled out) with the greedy move ``action`` of
+    the player to act in ``state``: a draw or pass clears his set, a card adds :func:`ruled_out_by_play`'s."""
+    player = state.current_player
+    if action in (DRAW, PASS):
+        ruled_out[player] = 0
+    elif action < NUM_CARDS:
+        ruled_out[player] |= ruled_out_by_play(state, action)
+
+
 class InformedSearch(ExpertAgent):
     """An ``expert`` whose samples keep the true hands of the opponents it is shown (seats after its own), and
     optionally every other opponent's true count of each suit (``suit_counts``) or the cards his plays since his
@@ -145,10 +155,8 @@ def won_by(search: ExpertAgent, seat: int, greedy: Agent, deal_seed: int, player
                 search.plays = {k: ruled_out[(seat + k) % players] for k in range(1, players)}
             return search.act(StateObservation(state, player))
         action = greedy.act(StateObservation(state, player))
-        if action in (DRAW, PASS):
-            ruled_out[player] = 0
-        elif action < NUM_CARDS:
-            ruled_out[player] |= ruled_out_by_play(state, action)
+        if track_plays:
+            track_play(ruled_out, state, action)
         return action
 
     state = State.new(players, seed=deal_seed)

@@ -37,7 +37,7 @@ from c8env.vector.kernels import MAX_CARDS, OVER, Games, Scratch, Table
 _PUBLIC, _WORLD, _ROLLOUT, _BEFORE, _DRAWN = 0, 1, 2, 3, 4  # the rows of the search's games (see Belief)
 _UNIT = 1 << 30  # resolution of the uniform draws that keep one of a sample's deals
 _END_REASONS = {reason: index for index, reason in enumerate(kernels.END_REASONS)}
-_MAX_RULES = 5  # constraints per opponent seat (ExpertAgent._requirements; 5 groups of suit counts, training.information)
+_MAX_RULES = 5  # constraints per opponent seat (ExpertAgent._requirements gives 2; a count per suit and of wild cards, 5)
 _MASK64 = (1 << 64) - 1
 
 

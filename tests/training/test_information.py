@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from c8env.actions import DRAW, PASS
 from c8env.agents import load
 from c8env.agents.expert import public_position
 from c8env.cards import NUM_CARDS, RANK_MASKS, SUIT_MASKS, card_text, iter_bits, parse_card
@@ -13,7 +12,7 @@ from c8env.episode import play_hand
 from c8env.observation import StateObservation
 from c8env.rules import load_rules
 from c8env.tools.evaluation.deals import play_deals
-from training.information import InformedSearch, main, play_informed, ruled_out_by_play, shown_seats
+from training.information import InformedSearch, main, play_informed, ruled_out_by_play, shown_seats, track_play
 
 RULES = load_rules("standard")
 SPEC = "expert:simulations=6"
@@ -25,33 +24,43 @@ def test_with_nothing_shown_it_plays_c8env_evals_hands() -> None:
     assert play_informed(SPEC, 4, 11, range(3), "none", False) == (sum(r.winner == 0 for r in records), 12)
 
 
-@pytest.mark.parametrize("shown", ["next", "previous", "all"])
-def test_the_samples_hold_the_hands_it_is_shown_and_not_their_cards_elsewhere(shown: str) -> None:
-    seats = shown_seats(shown, 4)
-    search = InformedSearch.from_expert(load(SPEC, num_players=4, seed=3), seats)
+def _check_samples(search: InformedSearch, seat: int, check, samples: int = 1) -> int:
+    """Play 2 hands with ``search`` on ``seat`` and greedy elsewhere; at each of its turns deal ``samples`` of its
+    samples and pass each to ``check(state, dealt)``. The number of samples checked."""
     greedy = load("greedy", num_players=4)
     checked = 0
 
     def choose(state: State) -> int:
         nonlocal checked
         view = StateObservation(state, state.current_player)
-        if state.current_player != 1:
+        if state.current_player != seat:
             return greedy.act(view)
         action = search.act(view)
         data, unseen, sizes = public_position(view, RULES)
-        for _ in range(5):
-            dealt = search._deal_hidden(unseen, sizes, search._requirements(data, sizes))
-            shown_cards = {card for seat in seats for card in state.hand((1 + seat) % 4)}
-            for seat in (1, 2, 3):
-                if seat in seats:
-                    assert sorted(dealt[seat]) == state.hand((1 + seat) % 4)
-                else:
-                    assert not shown_cards & set(dealt[seat])
+        for _ in range(samples):
+            check(state, search._deal_hidden(unseen, sizes, search._requirements(data, sizes)))
             checked += 1
         return action
 
     for deal in range(2):
         play_hand(State.new(4, RULES, seed=deal), choose)
+    return checked
+
+
+@pytest.mark.parametrize("shown", ["next", "previous", "all"])
+def test_the_samples_hold_the_hands_it_is_shown_and_not_their_cards_elsewhere(shown: str) -> None:
+    seats = shown_seats(shown, 4)
+    search = InformedSearch.from_expert(load(SPEC, num_players=4, seed=3), seats)
+
+    def check(state: State, dealt: dict) -> None:
+        shown_cards = {card for seat in seats for card in state.hand((1 + seat) % 4)}
+        for seat in (1, 2, 3):
+            if seat in seats:
+                assert sorted(dealt[seat]) == state.hand((1 + seat) % 4)
+            else:
+                assert not shown_cards & set(dealt[seat])
+
+    checked = _check_samples(search, 1, check, samples=5)
     assert shown_seats("previous", 4) == (3,) and shown_seats("all", 3) == (1, 2) and checked > 20
 
 
@@ -91,10 +100,8 @@ def test_a_greedy_player_holds_none_of_the_cards_his_plays_ruled_out_until_he_dr
         nonlocal largest
         player = state.current_player
         action = greedy.act(StateObservation(state, player))
-        if action in (DRAW, PASS):
-            ruled_out[player] = 0
-        elif action < NUM_CARDS:
-            ruled_out[player] |= ruled_out_by_play(state, action)
+        track_play(ruled_out, state, action)
+        if action < NUM_CARDS:
             assert not (state.held_cards(player)[0] & ~(1 << action)) & ruled_out[player]
         largest = max(largest, *(cards.bit_count() for cards in ruled_out))
         return action
@@ -123,29 +130,20 @@ def test_a_play_rules_out_the_higher_cards_of_its_suit_and_a_wild_card_every_oth
 
 def test_told_suit_counts_the_samples_give_each_opponent_his_count_of_each_suit() -> None:
     search = InformedSearch.from_expert(load(SPEC + ",last_draws=1", num_players=4, seed=5), (), suit_counts=True)
-    greedy = load("greedy", num_players=4)
-    checked = 0
+    matched = 0
 
     def counts(cards: list[int], wild: int) -> list[int]:
         return [sum(1 for c in cards if (wild >> c) & 1)] + [sum(1 for c in cards if c // 13 == s and not (wild >> c) & 1)
                                                              for s in range(4)]
 
-    def choose(state: State) -> int:
-        nonlocal checked
-        view = StateObservation(state, state.current_player)
-        if state.current_player != 2:
-            return greedy.act(view)
-        action = search.act(view)
-        data, unseen, sizes = public_position(view, RULES)
-        dealt = search._deal_hidden(unseen, sizes, search._requirements(data, sizes))
+    def check(state: State, dealt: dict) -> None:
+        nonlocal matched
         for k in (1, 2, 3):
             seat = (2 + k) % 4
-            checked += counts(dealt[k], state.wild_mask(seat)) == counts(state.hand(seat), state.wild_mask(seat))
-        return action
+            matched += counts(dealt[k], state.wild_mask(seat)) == counts(state.hand(seat), state.wild_mask(seat))
 
-    for deal in range(2):
-        play_hand(State.new(4, RULES, seed=deal), choose)
-    assert checked > 20
+    _check_samples(search, 2, check)
+    assert matched > 20
 
 
 def test_the_command_prints_the_win_rate_and_refuses_an_agent_that_does_not_search(capsys) -> None:
