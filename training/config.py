@@ -246,8 +246,10 @@ class TrainConfig(RunConfig, BaseModel):
     (``python -m training.average``)."""
     pretrain_demos: str | None = None
     """An ``.npz`` file for the recorded demonstrations: loaded if it exists (recorded with the same
-    settings, else an error), written after recording if not (null: record, keep nothing). The file
-    does not know the code that recorded it: delete it after changing an agent."""
+    settings, else an error), written after each chunk of 20,000 decisions if not (null: record, keep nothing).
+    A file of more decisions than ``pretrain_samples`` serves their first ones (what a recording of that many
+    holds); one of fewer is completed, only the chunks it lacks recorded (so an interrupted recording goes on
+    where it stopped). The file does not know the code that recorded it: delete it after changing an agent."""
 
     # ----- evaluation and checkpoints ------------------------------------------------------------
     eval_interval: int = Field(100_000, ge=1)

@@ -20,6 +20,7 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
@@ -182,26 +183,29 @@ def _record(config: TrainConfig, samples: int, seed: int, bar: tqdm, executor: E
                           np.asarray(returns, dtype=np.float32), np.stack(values))
 
 
-def record_demonstrations(config: TrainConfig, samples: int, seed: int, workers: int = 1,
-                          progress: bool = True) -> Demonstrations:
+def record_demonstrations(config: TrainConfig, samples: int, seed: int, workers: int = 1, progress: bool = True,
+                          first_chunk: int = 0,
+                          on_chunk: Callable[[Demonstrations], None] | None = None) -> Demonstrations:
     """``samples`` decisions of ``config.pretrain_agent``, recorded in chunks (same result for any ``workers``),
     counted on a progress bar on stderr unless ``progress`` is false.
 
     Every chunk has its own seed, and its hands are drawn from it before any is played, so ``workers``
-    processes play a chunk's hands side by side (a few hands past the chunk's end are played and dropped)."""
+    processes play a chunk's hands side by side (a few hands past the chunk's end are played and dropped).
+    ``first_chunk``: record the recording's chunks from that one on (``samples`` counts those only: the
+    decisions a longer recording adds); ``on_chunk`` is called with the decisions so far after each chunk."""
     if not config.pretrain_agent:
         raise ValueError("config key 'pretrain_agent' is null: no demonstrator to record")
     sizes = [min(_CHUNK, samples - start) for start in range(0, samples, _CHUNK)]
-    seeds = [derive_seed(seed, i) for i in range(len(sizes))]
+    seeds = [derive_seed(seed, first_chunk + i) for i in range(len(sizes))]
     workers = max(1, workers or os.cpu_count() or 1)
+    parts: list[Demonstrations] = []
     with tqdm(total=samples, desc=f"recording {config.pretrain_agent}", unit=" decisions", file=sys.stderr,
-              disable=not progress, dynamic_ncols=True) as bar:
-        if workers == 1:
-            parts = [_record(config, size, s, bar) for size, s in zip(sizes, seeds, strict=True)]
-        else:
-            with ProcessPoolExecutor(workers) as executor:
-                parts = [_record(config, size, s, bar, executor, workers + 1)
-                         for size, s in zip(sizes, seeds, strict=True)]
+              disable=not progress, dynamic_ncols=True) as bar, \
+            (ProcessPoolExecutor(workers) if workers > 1 else nullcontext()) as executor:
+        for size, chunk_seed in zip(sizes, seeds, strict=True):
+            parts.append(_record(config, size, chunk_seed, bar, executor, workers + 1))
+            if on_chunk is not None:
+                on_chunk(Demonstrations.concat(parts))
     return Demonstrations.concat(parts)
 
 
@@ -215,36 +219,52 @@ def _recording(config: TrainConfig) -> dict[str, Any]:
 
 
 def demonstrations(config: TrainConfig, seed: int, workers: int = 1) -> tuple[Demonstrations, bool]:
-    """The warm start's demonstrations, and whether they were loaded from ``config.pretrain_demos``.
+    """The warm start's demonstrations, and whether they were all loaded from ``config.pretrain_demos``.
 
-    With ``pretrain_demos`` set, an existing file is loaded (``ValueError`` if it was recorded
-    with other settings, :data:`RECORDING_KEYS`), and a missing one is written after recording."""
+    With ``pretrain_demos`` set, an existing file is read (``ValueError`` if it was recorded with other
+    settings, :data:`RECORDING_KEYS`): a run that wants no more decisions than it holds reads the first ones
+    (what a recording of that many would hold), a run that wants more records only the chunks it lacks and adds
+    them. The file is written after each chunk, so an interrupted recording goes on from its last chunk."""
     path = Path(config.pretrain_demos) if config.pretrain_demos else None
-    if path is not None and path.is_file():
-        with np.load(path) as saved:
-            recorded_with = json.loads(str(saved["recording"]))
-            for key in RECORDING_KEYS:  # a key added since the file was written: its default then
-                recorded_with.setdefault(key, TrainConfig.model_fields[key].default)
-            wanted = json.loads(json.dumps(_recording(config)))  # as the file holds it (tuples as lists)
-            if recorded_with != wanted or int(saved["seed"]) != seed:
-                differ = sorted(k for k in RECORDING_KEYS if recorded_with.get(k) != wanted[k])
-                raise ValueError(f"pretrain_demos {path} was recorded with other settings (differ: "
-                                 f"{', '.join(differ) or 'seed'}); delete it or point pretrain_demos elsewhere")
-            width = saved["obs"].shape[1]
-            if width < config.obs_size:
-                raise ValueError(f"pretrain_demos {path} holds observations of {width} entries, recorded before "
-                                 f"opponent_last_draws; obs_size {config.obs_size} reads more: set obs_size={width}, "
-                                 "or delete the file to record again")
-            return Demonstrations(*(saved[k] for k in _FIELDS)), True
-    demos = record_demonstrations(config, config.pretrain_samples, seed, workers)
-    if path is not None:
+    held = _saved_demonstrations(path, config, seed) if path is not None and path.is_file() else None
+    wanted = config.pretrain_samples
+    if held is not None and len(held) >= wanted:
+        return Demonstrations(*(getattr(held, k)[:wanted] for k in _FIELDS)), True
+    kept = 0 if held is None else len(held) // _CHUNK * _CHUNK  # whole chunks: a part-chunk is recorded again
+    before = [] if held is None else [Demonstrations(*(getattr(held, k)[:kept] for k in _FIELDS))]
+
+    def save(recorded: Demonstrations) -> None:
+        demos = Demonstrations.concat([*before, recorded])
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".part")
         with partial.open("wb") as file:
-            np.savez(file, recording=json.dumps(_recording(config)), seed=seed,
+            np.savez(file, recording=json.dumps({**_recording(config), "pretrain_samples": len(demos)}), seed=seed,
                      **{k: getattr(demos, k) for k in _FIELDS})
         partial.replace(path)
-    return demos, False
+
+    recorded = record_demonstrations(config, wanted - kept, seed, workers, first_chunk=kept // _CHUNK,
+                                     on_chunk=None if path is None else save)
+    return Demonstrations.concat([*before, recorded]), False
+
+
+def _saved_demonstrations(path: Path, config: TrainConfig, seed: int) -> Demonstrations:
+    """The demonstrations saved at ``path``, checked against the recording ``config`` and ``seed`` ask for
+    (any number of decisions)."""
+    with np.load(path) as saved:
+        recorded_with = json.loads(str(saved["recording"]))
+        for key in RECORDING_KEYS:  # a key added since the file was written: its default then
+            recorded_with.setdefault(key, TrainConfig.model_fields[key].default)
+        wanted = json.loads(json.dumps(_recording(config)))  # as the file holds it (tuples as lists)
+        differ = sorted(k for k in RECORDING_KEYS if k != "pretrain_samples" and recorded_with.get(k) != wanted[k])
+        if differ or int(saved["seed"]) != seed:
+            raise ValueError(f"pretrain_demos {path} was recorded with other settings (differ: "
+                             f"{', '.join(differ) or 'seed'}); delete it or point pretrain_demos elsewhere")
+        width = saved["obs"].shape[1]
+        if width < config.obs_size:
+            raise ValueError(f"pretrain_demos {path} holds observations of {width} entries, recorded before "
+                             f"opponent_last_draws; obs_size {config.obs_size} reads more: set obs_size={width}, "
+                             "or delete the file to record again")
+        return Demonstrations(*(saved[k] for k in _FIELDS))
 
 
 # ----- behaviour cloning ------------------------------------------------------------------------------

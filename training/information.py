@@ -5,6 +5,7 @@ give), or what each opponent's draws and plays showed.
     python -m training.information --players 4 --deals 1000 --shown next
     python -m training.information --players 4 --deals 2000 --track-draws
     python -m training.information --players 4 --deals 2000 --track-draws --track-plays
+    python -m training.information --players 4 --deals 2000 --track-draws --explain-moves 100
     python -m training.information --players 4 --deals 2000 --track-draws --suit-counts
 
 Each deal is played once per seat of the searcher, the other seats greedy, as ``c8env eval SPEC greedy ...``
@@ -14,8 +15,10 @@ each opponent's last draw showed (``expert:last_draws=1``, the observation's ``o
 draws only when nothing fits, so none of his cards has fitted what he then had to follow since, until he draws
 again (the env's ``voids`` forget it at his next play). With ``--track-plays`` it also reads greedy's plays since
 each opponent's last draw (:func:`ruled_out_by_play`: he holds none of the cards greedy would have played instead);
-with ``--suit-counts`` its samples give each opponent his true number of cards of each suit (wild cards counted
-apart). It prints the win rate with its 95% Wilson interval (docs/strength.md has the figures).
+with ``--explain-moves TRIES`` each sample is a deal in which greedy would have made every move of each opponent since
+his last draw (holding the sample's hand plus the cards he has played since; the first of up to TRIES deals, else the
+one that explains the most: the exact posterior of those moves); with ``--suit-counts`` its samples give each opponent
+his true number of cards of each suit (wild cards counted apart). It prints the win rate with its 95% Wilson interval (docs/strength.md has the figures).
 """
 
 from __future__ import annotations
@@ -142,21 +145,44 @@ def expert_search(spec: str, players: int, seed: int | None = None) -> ExpertAge
     return agent
 
 
+def track_move(moves: list[list[list]], state: State, action: int) -> None:
+    """Update ``moves`` (per seat, his moves with a choice since his last draw: ``[position, move, cards played
+    since]``) with the move ``action`` of the player to act in ``state``: a draw or pass clears his list."""
+    player = state.current_player
+    if action in (DRAW, PASS):
+        moves[player] = []
+        return
+    if len(state.legal_actions()) > 1:
+        moves[player].append([state.copy(), action, 0])
+    if action < NUM_CARDS:
+        for move in moves[player]:
+            move[2] |= 1 << action
+
+
 def won_by(search: ExpertAgent, seat: int, greedy: Agent, deal_seed: int, players: int,
-           track_plays: bool = False) -> bool:
+           track_plays: bool = False, explain_tries: int = 0) -> bool:
     """Whether ``search`` on ``seat`` wins the hand of ``deal_seed``, every other seat greedy; with ``track_plays``
-    the search (an :class:`InformedSearch`) is told what each greedy player's plays since his last draw ruled out."""
+    the search (an :class:`InformedSearch`) is told what each greedy player's plays since his last draw ruled out;
+    with ``explain_tries`` its samples must explain every greedy move since each player's last draw (up to that many
+    deals per sample, :meth:`c8env.agents.search_compiled.CompiledSearch.observe`)."""
     ruled_out = [0] * players
+    moves: list[list[list]] = [[] for _ in range(players)]
 
     def choose(state: State) -> int:
         player = state.current_player
         if player == seat:
             if track_plays:
                 search.plays = {k: ruled_out[(seat + k) % players] for k in range(1, players)}
+            if explain_tries:
+                search.compiled_kernel().observe(
+                    [(position, (actor - seat) % players, action, extra) for actor in range(players)
+                     for position, action, extra in moves[actor]], explain_tries)
             return search.act(StateObservation(state, player))
         action = greedy.act(StateObservation(state, player))
         if track_plays:
             track_play(ruled_out, state, action)
+        if explain_tries:
+            track_move(moves, state, action)
         return action
 
     state = State.new(players, seed=deal_seed)
@@ -165,7 +191,7 @@ def won_by(search: ExpertAgent, seat: int, greedy: Agent, deal_seed: int, player
 
 
 def play_informed(spec: str, players: int, seed: int, deals: range, shown: str, track: bool, plays: bool = False,
-                  suit_counts: bool = False) -> tuple[int, int]:
+                  suit_counts: bool = False, explain_tries: int = 0) -> tuple[int, int]:
     """(hands won by the searcher, hands played) over every seating of ``deals``; the rest as :func:`main` says."""
     greedy = load("greedy", num_players=players)
     seats = shown_seats(shown, players)
@@ -177,7 +203,7 @@ def play_informed(spec: str, players: int, seed: int, deals: range, shown: str, 
             search = InformedSearch.from_expert(expert, seats, suit_counts)
             search.last_draws = search.last_draws or track
             seat = (players - rotation) % players  # where c8env eval seats lineup entry 0
-            wins += won_by(search, seat, greedy, deal_seed, players, plays)
+            wins += won_by(search, seat, greedy, deal_seed, players, plays, explain_tries)
             hands += 1
     return wins, hands
 
@@ -195,6 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="read what greedy's plays since each opponent's last draw ruled out")
     parser.add_argument("--suit-counts", action="store_true",
                         help="the samples give each opponent his true count of each suit (wild cards apart)")
+    parser.add_argument("--explain-moves", type=int_at_least(0), default=0, metavar="TRIES",
+                        help="each sample explains every greedy move since each opponent's last draw (up to TRIES "
+                             "deals per sample; default 0: off)")
     parser.add_argument("--workers", type=int_at_least(1), default=1, help="processes (the same results for any)")
     return parser
 
@@ -210,7 +239,7 @@ def main(argv: list[str] | None = None) -> None:
     wins = hands = 0
     with ProcessPoolExecutor(args.workers) as executor, tqdm(total=args.deals, unit="deal") as bar:
         futures = {executor.submit(play_informed, args.spec, args.players, args.seed, chunk, args.shown,
-                                   args.track_draws, args.track_plays, args.suit_counts): len(chunk)
+                                   args.track_draws, args.track_plays, args.suit_counts, args.explain_moves): len(chunk)
                    for chunk in chunks}
         for future in as_completed(futures):
             won, played = future.result()
@@ -218,7 +247,8 @@ def main(argv: list[str] | None = None) -> None:
             bar.update(futures[future])
     low, high = wilson_interval(wins, hands)
     told = (f"shown {args.shown}" + (", draws tracked" if args.track_draws else "")
-            + (", plays tracked" if args.track_plays else "") + (", suit counts told" if args.suit_counts else ""))
+            + (", plays tracked" if args.track_plays else "") + (", suit counts told" if args.suit_counts else "")
+            + (f", moves explained ({args.explain_moves} tries)" if args.explain_moves else ""))
     print(f"{args.spec} ({told}) against {args.players - 1} greedy: {wins / hands:.1%} [{low:.1%}, {high:.1%}] of "
           f"{hands:,} hands ({args.deals:,} deals x {args.players} seats, seed {args.seed})")
 

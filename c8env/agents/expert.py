@@ -270,11 +270,8 @@ class ExpertAgent:
                 break
         return samples
 
-    def _compiled_search(self, public: State, unseen: list[int], sizes: list[int], requirements: dict,
-                         candidates: list[int], totals: np.ndarray, deadline: float | None) -> float:
-        """The loop of :meth:`_search`, run by :class:`c8env.agents.search_compiled.CompiledSearch` (one call, or one
-        call per sample under a time budget); the summed weights of the samples taken (their number without a
-        belief)."""
+    def compiled_kernel(self) -> Any:
+        """The :class:`c8env.agents.search_compiled.CompiledSearch` that runs this search, built at the first call."""
         if self._kernel is None:
             from c8env.agents.search_compiled import CompiledSearch
 
@@ -285,13 +282,21 @@ class ExpertAgent:
                 model = (model.layers, model.meta["activation"])
             self._kernel = CompiledSearch(self.rules, self.num_players, self.reward, network, model, GREEDY_EPSILON,
                                           self.draws)
-        hidden = self._kernel.hidden(unseen, sizes, requirements)
+        return self._kernel
+
+    def _compiled_search(self, public: State, unseen: list[int], sizes: list[int], requirements: dict,
+                         candidates: list[int], totals: np.ndarray, deadline: float | None) -> float:
+        """The loop of :meth:`_search`, run by :class:`c8env.agents.search_compiled.CompiledSearch` (one call, or one
+        call per sample under a time budget); the summed weights of the samples taken (their number without a
+        belief)."""
+        kernel = self.compiled_kernel()
+        hidden = kernel.hidden(unseen, sizes, requirements)
         mass = np.zeros(1)
         if deadline is None:
-            self._kernel.run(public, hidden, candidates, 0, self.simulations, self.rng, totals, mass, self._observed)
+            kernel.run(public, hidden, candidates, 0, self.simulations, self.rng, totals, mass, self._observed)
             return float(mass[0])
         for sample in range(self.simulations):
-            self._kernel.run(public, hidden, candidates, sample, sample + 1, self.rng, totals, mass, self._observed)
+            kernel.run(public, hidden, candidates, sample, sample + 1, self.rng, totals, mass, self._observed)
             if time.perf_counter() > deadline:
                 break
         return float(mass[0])

@@ -12,6 +12,9 @@ time does.
 
 With a :class:`Belief` (``expert:belief=...``, compiled only, 2 players) each sample's rollouts are
 weighted by how likely the opponent's last observed move was in that sample (:func:`belief_weight`).
+With a :class:`History` (:meth:`CompiledSearch.observe`) each sample is instead a deal in which greedy opponents would
+have made every move observed (rejection sampling, :func:`consistent_world`; ``python -m training.information
+--explain-moves``).
 
 :func:`playout_values` plays real positions out on their true cards, one seat by a network's argmax (or greedy),
 the others by greedy: the potentials of the training envs' reward shaping (``training.batched``).
@@ -34,7 +37,9 @@ from c8env.vector import kernels, rng, rule_table
 from c8env.vector.jit import jit
 from c8env.vector.kernels import MAX_CARDS, OVER, Games, Scratch, Table
 
-_PUBLIC, _WORLD, _ROLLOUT, _BEFORE, _DRAWN = 0, 1, 2, 3, 4  # the rows of the search's games (see Belief)
+_PUBLIC, _WORLD, _ROLLOUT, _BEFORE, _DRAWN, _HISTORY = 0, 1, 2, 3, 4, 5  # the rows of the search's games (see Belief)
+#: Observed moves a :class:`History` holds at most (the latest are kept).
+MAX_HISTORY = 48
 _UNIT = 1 << 30  # resolution of the uniform draws that keep one of a sample's deals
 _END_REASONS = {reason: index for index, reason in enumerate(kernels.END_REASONS)}
 _MAX_RULES = 5  # constraints per opponent seat (ExpertAgent._requirements gives 2; a count per suit and of wild cards, 5)
@@ -86,6 +91,20 @@ class Belief(NamedTuple):
     epsilon: float
     net: Network
     draws: int  # deals per sample (after the first): one is kept with probability in proportion to its weight
+
+
+class History(NamedTuple):
+    """Greedy opponents' observed moves that each sample's deal must explain (:func:`consistent_world`): move ``i``
+    was made by seat ``seats[i]`` (the search's own numbering; ``actors[i]`` in the position's) in the position of
+    games row ``_HISTORY + i``, holding that seat's sampled hand plus ``extras[i]`` (the cards he has played since,
+    that move's included). Up to ``tries`` deals per sample; none: every deal stands."""
+
+    count: int
+    seats: np.ndarray  # int64[MAX_HISTORY]
+    actors: np.ndarray  # int64[MAX_HISTORY]
+    actions: np.ndarray  # int64[MAX_HISTORY]
+    extras: np.ndarray  # int64[MAX_HISTORY] bit sets
+    tries: int
 
 
 def network(layers: Sequence[tuple[np.ndarray, np.ndarray]], activation: str) -> Network:
@@ -413,8 +432,44 @@ def drawn_world(g: Games, t: Table, h: Hidden, belief: Belief, gen: np.ndarray, 
 
 
 @jit
+def unexplained(g: Games, world: int, t: Table, history: History, w: Work) -> int:
+    """How many of ``history``'s moves greedy would not have made with row ``world``'s hands (each seat's hand then:
+    the sampled one plus the cards he has played since)."""
+    misses = 0
+    for i in range(history.count):
+        row, seat, actor = _HISTORY + i, history.seats[i], history.actors[i]
+        g.held[row, actor], g.twice[row, actor], g.sizes[row, actor] = g.held[world, seat], g.twice[world, seat], g.sizes[world, seat]
+        extra = history.extras[i]
+        while extra:
+            card = kernels.lowest_card(extra)
+            kernels.add_card(g, row, actor, card)
+            extra &= extra - 1
+        kernels.legal_mask(g, row, t, w.mask)
+        if batched.greedy_action(g, row, t, w.mask) != history.actions[i]:
+            misses += 1
+    return misses
+
+
+@jit
+def consistent_world(g: Games, t: Table, h: Hidden, history: History, gen: np.ndarray, w: Work) -> None:
+    """Deal the hidden cards into row ``_WORLD`` until greedy would have made every move of ``history`` with them
+    (rejection sampling), at most ``history.tries`` deals; failing that, the deal that explains the most moves."""
+    fewest = history.count + 1
+    for _ in range(history.tries):
+        copy_game(g, _PUBLIC, _DRAWN)
+        deal_hidden(g, _DRAWN, h, gen, w)
+        misses = unexplained(g, _DRAWN, t, history, w)
+        if misses < fewest:
+            fewest = misses
+            copy_game(g, _DRAWN, _WORLD)
+        if misses == 0:
+            return
+
+
+@jit
 def search(g: Games, t: Table, h: Hidden, candidates: np.ndarray, first: int, last: int, gen: np.ndarray,
-           totals: np.ndarray, mass: np.ndarray, net: Network, belief: Belief, w: Work, s: Scratch) -> None:
+           totals: np.ndarray, mass: np.ndarray, net: Network, belief: Belief, history: History, w: Work,
+           s: Scratch) -> None:
     """Samples ``first`` to ``last - 1`` of the search: sample 0 plays the public row as dealt, every
     other sample deals the hidden cards anew; ``totals[i]`` sums candidate ``i``'s rollouts, each times its
     sample's :func:`belief_weight` (1 without an observed move; with ``belief.draws > 1`` the sample is the one
@@ -426,6 +481,10 @@ def search(g: Games, t: Table, h: Hidden, candidates: np.ndarray, first: int, la
         elif belief.played >= 0 and belief.draws > 1:
             world = _WORLD
             weight = drawn_world(g, t, h, belief, gen, w, s)
+        elif history.count > 0:
+            world = _WORLD
+            consistent_world(g, t, h, history, gen, w)
+            weight = belief_weight(g, world, t, belief, w, s)
         else:
             world = _WORLD
             copy_game(g, _PUBLIC, _WORLD)
@@ -510,7 +569,8 @@ class CompiledSearch:
         self.belief = Belief(-1, -1, greedy, float(epsilon), network(*(((), "tanh") if greedy else belief_model)), draws)
         self.belief_model = belief_model
         self.table = rule_table(rules, num_players, "hand", reward, MAX_HAND_STEPS)
-        self.games = kernels.new_games(5, num_players)
+        self.games = kernels.new_games(_HISTORY + MAX_HISTORY, num_players)
+        self.history = History(0, *(np.zeros(MAX_HISTORY, dtype=np.int64) for _ in range(4)), 0)
         self.work = Work(np.zeros(MAX_CARDS, dtype=np.int64), np.zeros(MAX_CARDS, dtype=np.int64),
                          np.zeros(MAX_CARDS, dtype=np.int64), np.zeros(NUM_ACTIONS, dtype=np.int8))
         self.scratch = kernels.new_scratch()
@@ -533,6 +593,23 @@ class CompiledSearch:
                 forbidden[seat, k], counts[seat, k] = cards_out, count
         return Hidden(cards, len(unseen), np.array([0, *sizes], dtype=np.int64), forbidden, counts, num_rules)
 
+    def observe(self, moves: Sequence[tuple[State, int, int, int]], tries: int) -> None:
+        """Make the next runs' samples explain ``moves`` (:class:`History`; the latest :data:`MAX_HISTORY` of them):
+        each the position a greedy opponent moved in, his seat in the search's numbering, his move and the cards he
+        has played since (that move's included); each sample the first of up to ``tries`` deals that does."""
+        moves = list(moves)[-MAX_HISTORY:]
+        seats, actors, actions, extras = (np.zeros(MAX_HISTORY, dtype=np.int64) for _ in range(4))
+        for i, (position, seat, action, extra) in enumerate(moves):
+            load_state(self.games, _HISTORY + i, position)
+            seats[i], actors[i], actions[i], extras[i] = seat, position.current_player, action, extra
+        self.history = History(len(moves), seats, actors, actions, extras, tries)
+
+    def unexplained(self, world: State) -> int:
+        """How many of the observed moves (:meth:`observe`) greedy would not have made with ``world``'s hands (the
+        observer at seat 0)."""
+        load_state(self.games, _WORLD, world)
+        return unexplained(self.games, _WORLD, self.table, self.history, self.work)
+
     def run(self, public: State, hidden: Hidden, candidates: Sequence[int], first: int, last: int,
             generator: np.random.Generator, totals: np.ndarray, mass: np.ndarray | None = None,
             observed: tuple[State, int, int] | None = None) -> None:
@@ -551,11 +628,12 @@ class CompiledSearch:
         gen = generator_words(generator)
         with np.errstate(over="ignore"):
             search(self.games, self.table, hidden, np.asarray(candidates, dtype=np.int64), first, last, gen,
-                   totals, np.zeros(1) if mass is None else mass, self.network, belief, self.work, self.scratch)
+                   totals, np.zeros(1) if mass is None else mass, self.network, belief, self.history, self.work,
+                   self.scratch)
         set_generator_words(generator, gen)
 
 
-__all__ = ["Belief", "CompiledSearch", "Hidden", "Network", "Work", "belief_weight", "copy_game", "deal_hidden",
+__all__ = ["MAX_HISTORY", "Belief", "CompiledSearch", "Hidden", "History", "Network", "Work", "belief_weight", "consistent_world", "copy_game", "deal_hidden",
            "drawn_world", "generator_words", "load_state", "network", "playout_all", "playout_first_moves",
            "playout_moves", "playout_values", "policy_action", "policy_probability", "rollout", "search",
-           "set_generator_words", "stock_sampled_advantages"]
+           "set_generator_words", "stock_sampled_advantages", "unexplained"]

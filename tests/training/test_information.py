@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from c8env.agents import load
@@ -12,7 +13,15 @@ from c8env.episode import play_hand
 from c8env.observation import StateObservation
 from c8env.rules import load_rules
 from c8env.tools.evaluation.deals import play_deals
-from training.information import InformedSearch, main, play_informed, ruled_out_by_play, shown_seats, track_play
+from training.information import (
+    InformedSearch,
+    main,
+    play_informed,
+    ruled_out_by_play,
+    shown_seats,
+    track_move,
+    track_play,
+)
 
 RULES = load_rules("standard")
 SPEC = "expert:simulations=6"
@@ -156,3 +165,44 @@ def test_the_command_prints_the_win_rate_and_refuses_an_agent_that_does_not_sear
     with pytest.raises(SystemExit):
         main(["--spec", "greedy", "--deals", "1"])
     assert "--spec 'greedy' is not a search; allowed: expert[:options]" in capsys.readouterr().err
+
+
+def test_the_true_hands_explain_every_greedy_move_since_each_draw_and_other_deals_often_do_not() -> None:
+    greedy = load("greedy", num_players=4)
+    kernel = load(SPEC, num_players=4, seed=0).compiled_kernel()
+    generator = np.random.default_rng(0)
+    checked = broken = 0
+
+    def choose(state: State) -> int:
+        nonlocal checked, broken
+        if state.current_player == 0 and any(moves[1:]):
+            kernel.observe([(position, actor, action, extra) for actor in (1, 2, 3)
+                            for position, action, extra in moves[actor]], tries=1)
+            assert kernel.unexplained(state) == 0
+            other = state.with_hidden_cards(*_redealt(state, generator))
+            checked, broken = checked + 1, broken + (kernel.unexplained(other) > 0)
+        action = greedy.act(StateObservation(state, state.current_player))
+        track_move(moves, state, action)
+        return action
+
+    for deal in range(20):
+        moves: list[list[list]] = [[] for _ in range(4)]
+        play_hand(State.new(4, RULES, seed=deal), choose)
+    assert checked > 50 and 0.1 < broken / checked < 1
+
+
+def _redealt(state: State, generator: np.random.Generator) -> tuple[dict[int, list[int]], list[int]]:
+    """Seats 1..3's hands and the stock dealt anew from their cards (the same sizes)."""
+    pool = [card for seat in (1, 2, 3) for card in state.hand(seat)] + list(state.stock)
+    pool = [pool[i] for i in generator.permutation(len(pool))]
+    hands, start = {}, 0
+    for seat in (1, 2, 3):
+        hands[seat], start = pool[start:start + state.sizes[seat]], start + state.sizes[seat]
+    return hands, pool[start:]
+
+
+def test_explained_moves_play_hands_and_the_command_says_so(capsys) -> None:
+    wins, hands = play_informed(SPEC, 4, 7, range(2), "none", True, explain_tries=20)
+    assert hands == 8 and 0 <= wins <= 8
+    main(["--spec", SPEC, "--deals", "1", "--seed", "4", "--track-draws", "--explain-moves", "20"])
+    assert "moves explained (20 tries)" in capsys.readouterr().out

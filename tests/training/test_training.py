@@ -270,6 +270,35 @@ def test_linear_lr_learned_in_chunks_equals_one_learn_call():
 
 
 # ----- demonstrations ------------------------------------------------------------------------------
+def test_a_saved_recording_serves_fewer_decisions_and_records_only_the_chunks_more_need(tmp_path, monkeypatch):
+    from training import imitation
+
+    monkeypatch.setattr(imitation, "_CHUNK", 100)
+    config = config_from_dict({**TINY, "pretrain_agent": "greedy", "pretrain_samples": 230,
+                               "pretrain_demos": str(tmp_path / "demos.npz")})
+    more = config.model_copy(update={"pretrain_samples": 450})
+    fresh = {n: imitation.record_demonstrations(config.model_copy(update={"pretrain_samples": n}), n, 3,
+                                                progress=False) for n in (120, 450)}
+    recorded, record = [], imitation._record  # the decisions each chunk recorded
+
+    def spy(config, samples, *args, **kwargs):
+        recorded.append(samples)
+        return record(config, samples, *args, **kwargs)
+
+    monkeypatch.setattr(imitation, "_record", spy)
+    assert not imitation.demonstrations(config, 3)[1] and recorded == [100, 100, 30]
+
+    def same(demos, other) -> bool:
+        return all(np.array_equal(getattr(demos, k), getattr(other, k), equal_nan=True) for k in imitation._FIELDS)
+
+    fewer, loaded = imitation.demonstrations(config.model_copy(update={"pretrain_samples": 120}), 3)
+    assert loaded and same(fewer, fresh[120]) and recorded == [100, 100, 30]
+    longer, loaded = imitation.demonstrations(more, 3)  # the part-chunk (30) again, then the rest
+    assert not loaded and same(longer, fresh[450]) and recorded == [100, 100, 30, 100, 100, 50]
+    again, loaded = imitation.demonstrations(more, 3)
+    assert loaded and same(again, fresh[450]) and len(recorded) == 6
+
+
 def test_demonstrations_keep_the_search_results_and_are_saved_reused_and_checked(tmp_path):
     from training.imitation import demonstrations
 
@@ -288,8 +317,8 @@ def test_demonstrations_keep_the_search_results_and_are_saved_reused_and_checked
     again, loaded = demonstrations(config, seed=3)
     assert loaded and all(np.array_equal(getattr(demos, k), getattr(again, k), equal_nan=True)
                           for k in ("obs", "masks", "actions", "returns", "values"))
-    with pytest.raises(ValueError, match=r"recorded with other settings \(differ: pretrain_samples\)"):
-        demonstrations(config.model_copy(update={"pretrain_samples": 301}), seed=3)
+    with pytest.raises(ValueError, match=r"recorded with other settings \(differ: pretrain_agent\)"):
+        demonstrations(config.model_copy(update={"pretrain_agent": "expert:simulations=6"}), seed=3)
     with pytest.raises(ValueError, match=r"\(differ: seed\)"):
         demonstrations(config, seed=4)
     with np.load(path) as saved:  # a recording made before opponent_last_draws: 245 entries a row
