@@ -240,6 +240,10 @@ class TrainConfig(RunConfig, BaseModel):
     values the guide's candidates on the other players' true hands, only the stock's order sampled
     (:mod:`training.oracle`): targets for the soft fit under the hidden hands' true distribution. Needs
     ``pretrain_temperature``."""
+    pretrain_behaviour: str | None = None
+    """An agent spec (or a policy's ``.npz`` path) that plays the demonstrator's seats while the demonstrator only
+    labels them: its move, search results, and the returns of the moves played (null: the demonstrator plays).
+    The recording then holds the positions the behaviour reaches, e.g. a clone's own (DAgger)."""
     pretrain_seed: int | None = Field(None, ge=0)
     """Seed of the warm start's recording (null: ``seed``). With another ``seed``, a run fits a fresh network
     (initialised and shuffled from ``seed``) to the same recording, e.g. the members of an average
@@ -250,6 +254,9 @@ class TrainConfig(RunConfig, BaseModel):
     A file of more decisions than ``pretrain_samples`` serves their first ones (what a recording of that many
     holds); one of fewer is completed, only the chunks it lacks recorded (so an interrupted recording goes on
     where it stopped). The file does not know the code that recorded it: delete it after changing an agent."""
+    pretrain_extra_demos: list[str] = Field(default_factory=list)
+    """Saved recordings (``.npz``, any settings, the same observation width) whose decisions are all added to the
+    warm start's, e.g. a ``pretrain_behaviour`` recording beside the demonstrator's own."""
 
     # ----- evaluation and checkpoints ------------------------------------------------------------
     eval_interval: int = Field(100_000, ge=1)
@@ -319,6 +326,13 @@ class TrainConfig(RunConfig, BaseModel):
     def _check_demos(self) -> TrainConfig:
         if self.pretrain_demos is not None and not self.pretrain_demos.endswith(".npz"):
             raise ValueError(_invalid("pretrain_demos", self.pretrain_demos, "should be a path ending in .npz"))
+        for path in self.pretrain_extra_demos:
+            if not path.endswith(".npz"):
+                raise ValueError(_invalid("pretrain_extra_demos", self.pretrain_extra_demos,
+                                          f"{path!r} should be a path ending in .npz"))
+        if self.pretrain_behaviour is not None and not self.pretrain_agent:
+            raise ValueError(_invalid("pretrain_behaviour", self.pretrain_behaviour,
+                                      "plays the demonstrator's seats: set pretrain_agent too"))
         if self.pretrain_temperature is not None and not (self.pretrain_agent or "").startswith("expert"):
             raise ValueError(_invalid("pretrain_temperature", self.pretrain_temperature,
                                       "soft targets need a searching demonstrator (pretrain_agent: expert...)"))

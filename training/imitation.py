@@ -9,7 +9,9 @@ plays is recorded with the discounted reward that seat finally got and, for a se
 ``pretrain_temperature``, to a softmax of the search's results, optionally regularised by the log-probabilities
 of a ``pretrain_prior`` network) and its critic to the returns.
 :func:`demonstrations` records them, or loads them from ``pretrain_demos`` when an earlier run
-with the same recording settings saved them there.
+with the same recording settings saved them there. With ``pretrain_behaviour`` another agent plays the
+demonstrator's seats and the demonstrator only labels the positions it reaches (DAgger);
+:func:`extra_demonstrations` adds saved recordings to the fit.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import torch
 from tqdm import tqdm
 
 from c8env.actions import NUM_ACTIONS
-from c8env.agents import load
+from c8env.agents import ExpertAgent, load
 from c8env.engine import State
 from c8env.episode import hand_rewards, play_hand
 from c8env.observation import StateObservation
@@ -48,7 +50,7 @@ _CHUNK = 20_000  # demonstrations per chunk: each chunk has its own seed, so any
 _FIELDS = ("obs", "masks", "actions", "returns", "values")
 # the config keys that decide a recording: saved demonstrations are reused only by a config that agrees on all
 RECORDING_KEYS = ("rules", "num_players", "reward", "gamma", "seed", "pretrain_agent", "pretrain_samples",
-                  "opponent_weights", "expert_spec", "pool_per_seat", "pretrain_oracle")
+                  "opponent_weights", "expert_spec", "pool_per_seat", "pretrain_oracle", "pretrain_behaviour")
 
 
 @dataclass
@@ -80,9 +82,10 @@ def _search_values(agent: Any) -> np.ndarray:
     return values
 
 
-def _play_hand(state: State, agents: list[Any],
-               demonstrator: list[bool]) -> list[tuple[int, np.ndarray, np.ndarray, int, np.ndarray]]:
-    """Play the hand of ``state``; the ``(seat, observation, mask, action, values)`` of each demonstrator decision."""
+def _play_hand(state: State, agents: list[Any], demonstrator: list[bool],
+               behaviour: list[Any | None]) -> list[tuple[int, np.ndarray, np.ndarray, int, np.ndarray]]:
+    """Play the hand of ``state``; the ``(seat, observation, mask, action, values)`` of each demonstrator decision.
+    A seat's ``behaviour`` agent (None: none) plays the move its demonstrator chose."""
     decisions = []
 
     def choose(state: State) -> int:
@@ -92,6 +95,10 @@ def _play_hand(state: State, agents: list[Any],
         if demonstrator[seat]:
             decisions.append((seat, view["observation"], view["action_mask"].astype(bool), action,
                               _search_values(agents[seat])))
+            if behaviour[seat] is not None:
+                action = behaviour[seat].act(view)
+                if isinstance(agents[seat], ExpertAgent):
+                    agents[seat].moved(action)
         return action
 
     play_hand(state, choose)
@@ -133,8 +140,11 @@ def _record_hand(config: TrainConfig, hand: _Hand) -> list[_Decision]:
     demonstrator = [s == config.pretrain_agent for s in hand.specs]
     if config.pretrain_oracle:
         agents = [OracleSearch.from_expert(a) if mine else a for a, mine in zip(agents, demonstrator, strict=True)]
+    behaviour = [load(config.pretrain_behaviour, rules=rules, num_players=n, seed=derive_seed(seed, 1))
+                 if mine and config.pretrain_behaviour else None
+                 for mine, seed in zip(demonstrator, hand.seeds, strict=True)]
     state = State.new(n, rules, seed=hand.deal)
-    decisions = _play_hand(state, agents, demonstrator)
+    decisions = _play_hand(state, agents, demonstrator, behaviour)
     final = hand_rewards(state, config.reward) if state.hand_over else [0.0] * n  # a cut-off hand: no reward
     later = [0] * n  # decisions of the same seat after this one
     returns = [0.0] * len(decisions)
@@ -195,6 +205,8 @@ def record_demonstrations(config: TrainConfig, samples: int, seed: int, workers:
     decisions a longer recording adds); ``on_chunk`` is called with the decisions so far after each chunk."""
     if not config.pretrain_agent:
         raise ValueError("config key 'pretrain_agent' is null: no demonstrator to record")
+    if config.pretrain_behaviour:  # a wrong spec stops the recording before any hand is played
+        load(config.pretrain_behaviour, rules=load_rules(config.rules), num_players=config.num_players, seed=0)
     sizes = [min(_CHUNK, samples - start) for start in range(0, samples, _CHUNK)]
     seeds = [derive_seed(seed, first_chunk + i) for i in range(len(sizes))]
     workers = max(1, workers or os.cpu_count() or 1)
@@ -245,6 +257,22 @@ def demonstrations(config: TrainConfig, seed: int, workers: int = 1) -> tuple[De
     recorded = record_demonstrations(config, wanted - kept, seed, workers, first_chunk=kept // _CHUNK,
                                      on_chunk=None if path is None else save)
     return Demonstrations.concat([*before, recorded]), False
+
+
+def extra_demonstrations(config: TrainConfig, width: int) -> list[Demonstrations]:
+    """The decisions of each of ``config.pretrain_extra_demos``, checked to hold observations ``width`` wide."""
+    extras = []
+    for name in config.pretrain_extra_demos:
+        path = Path(name)
+        if not path.is_file():
+            raise ValueError(f"pretrain_extra_demos: {path} is not a file (record it first with pretrain_demos)")
+        with np.load(path) as saved:
+            extra = Demonstrations(*(saved[k] for k in _FIELDS))
+        if extra.obs.shape[1] != width:
+            raise ValueError(f"pretrain_extra_demos: {path} holds observations of {extra.obs.shape[1]} entries, "
+                             f"the warm start's recording {width}")
+        extras.append(extra)
+    return extras
 
 
 def _saved_demonstrations(path: Path, config: TrainConfig, seed: int) -> Demonstrations:
@@ -393,5 +421,5 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
             "samples": float(len(demos))}
 
 
-__all__ = ["RECORDING_KEYS", "Demonstrations", "behaviour_clone", "demonstrations", "load_prior", "lr_factor",
-           "masked_logits", "prior_log_probs", "record_demonstrations", "recording_seed", "search_targets"]
+__all__ = ["RECORDING_KEYS", "Demonstrations", "behaviour_clone", "demonstrations", "extra_demonstrations",
+           "load_prior", "lr_factor", "masked_logits", "prior_log_probs", "record_demonstrations", "recording_seed", "search_targets"]

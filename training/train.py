@@ -68,7 +68,14 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
     from sb3_contrib import MaskablePPO
 
     from training.callback import Recorder, ShapingRefresh, make_logger
-    from training.imitation import behaviour_clone, demonstrations, load_prior, recording_seed
+    from training.imitation import (
+        Demonstrations,
+        behaviour_clone,
+        demonstrations,
+        extra_demonstrations,
+        load_prior,
+        recording_seed,
+    )
     from training.model import build_model, drop_critic
     from training.vec import make_vec_env
 
@@ -120,6 +127,8 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
                 clock = time.perf_counter()
                 demos, loaded = demonstrations(config, derive_seed(recording_seed(config), 7, bits=31),
                                                workers=config.eval_workers)
+                own = len(demos)
+                demos = Demonstrations.concat([demos, *extra_demonstrations(config, demos.obs.shape[1])])
                 recorded = time.perf_counter() - clock
                 metrics = behaviour_clone(model, demos, config, derive_seed(config.seed, 8, bits=31))
                 cloned = time.perf_counter() - clock - recorded
@@ -128,7 +137,9 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
                 logger.record("time/total_timesteps", 0, exclude="tensorboard")
                 logger.dump(0)
                 source = f"loaded from {config.pretrain_demos}" if loaded else f"recorded in {recorded:.0f} s"
-                say(f"warm start: {len(demos):,} {config.pretrain_agent} decisions {source}, "
+                if len(demos) > own:
+                    source += f", {len(demos) - own:,} more from {', '.join(config.pretrain_extra_demos)}"
+                say(f"warm start: {own:,} {config.pretrain_agent} decisions {source}, "
                     f"cloned in {cloned:.0f} s; held-out accuracy "
                     f"{metrics['accuracy']:.1%}, entropy {metrics['entropy']:.2f} nats, value MSE "
                     f"{metrics['value_loss']:.3f}")

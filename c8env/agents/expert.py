@@ -196,6 +196,7 @@ class ExpertAgent:
         self._last: _AfterMove | None = None
         self._known: tuple[int, int] | None = None  # (cards the opponent cannot hold, how many of his cards)
         self._observed: tuple[State, int, int] | None = None  # the opponent's last move to weigh (see _infer)
+        self._position: State | None = None  # the position of the last move chosen and remembered (2 players)
         self.last_search: tuple[list[int], np.ndarray] | None = None
         """The last decision's searched candidates and their mean rollout results (None: it had one candidate)."""
 
@@ -205,6 +206,7 @@ class ExpertAgent:
         if not legal:
             raise ValueError("ExpertAgent.act: the action mask has no legal action (not this agent's turn?)")
         self.last_search = None
+        self._position = None
         if ANNOUNCE in legal:
             return ANNOUNCE
         data, unseen, sizes = public_position(observation, self.rules)
@@ -227,7 +229,14 @@ class ExpertAgent:
             action = self._search(public, unseen, sizes, requirements, candidates, bonus)
         if self.num_players == 2:
             self._remember(public, action)
+            self._position = public
         return action
+
+    def moved(self, action: int) -> None:
+        """Its seat made ``action``, not the move :meth:`act` chose last (another agent moved for it, e.g. a
+        recording's behaviour agent): the inference from the opponent's draws follows the move made."""
+        if self._position is not None:
+            self._remember(self._position, action)
 
     def _guide(self, observation: dict, candidates: list[int]) -> tuple[list[int], np.ndarray, float]:
         """The policy network's ``top`` candidates, best first, their bonus (``prior`` times the

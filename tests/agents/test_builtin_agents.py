@@ -526,3 +526,36 @@ def test_expert_last_draws_keeps_each_opponents_last_draw_in_its_samples():
         data, sizes))[1]) for _ in range(50)) > 0
     with pytest.raises(ValueError, match="last_draws=2 is invalid.*allowed: 0 or 1"):
         load("expert:last_draws=2", num_players=4)
+
+
+def test_expert_moved_keeps_its_inference_true_when_another_agent_moves_for_it():
+    """2 players: when another agent moves for the expert (a recording's behaviour agent), ``moved`` tells it the
+    move made, so what it infers from the greedy opponent's draws holds of his true hand; without ``moved`` it
+    infers from the move it chose, and is sometimes wrong."""
+    from c8env.agents.expert import public_position
+
+    rules = c8env.load_rules("standard")
+
+    def false_inferences(tell: bool) -> int:
+        false = 0
+        for deal in range(30):
+            expert, mover = load("expert:simulations=2", num_players=2, seed=deal), load("random", seed=deal)
+            greedy = load("greedy", num_players=2)
+            state = c8env.State.new(2, rules, seed=deal)
+            while not state.hand_over:
+                view = StateObservation(state, state.current_player)
+                if state.current_player == 1:
+                    state.apply(greedy.act(view))
+                    continue
+                expert.act(view)
+                data, _, sizes = public_position(view, rules)
+                held = state.held_cards(1)[0]
+                false += sum(bin(held & ~cannot).count("1") < count
+                             for cannot, count in expert._requirements(data, sizes)[1])
+                action = mover.act(view)
+                if tell:
+                    expert.moved(action)
+                state.apply(action)
+        return false
+
+    assert false_inferences(tell=True) == 0 and false_inferences(tell=False) > 0

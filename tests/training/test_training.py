@@ -76,6 +76,10 @@ def test_overrides_are_typed():
     (["total_steps"], "override 'total_steps' is invalid; write key=value"),
     (["batch_size=100000"], "config key 'batch_size' = 100000 is invalid: should be at most n_steps x n_envs = 4096"),
     (["pretrain_demos=demos.zip"], "config key 'pretrain_demos' = 'demos.zip' is invalid: should be a path ending in .npz"),
+    (["pretrain_extra_demos=[a.npz, b.zip]"], "config key 'pretrain_extra_demos' = ['a.npz', 'b.zip'] is invalid: "
+                                              "'b.zip' should be a path ending in .npz"),
+    (["pretrain_agent=null", "pretrain_behaviour=greedy"], "config key 'pretrain_behaviour' = 'greedy' is invalid: "
+                                                           "plays the demonstrator's seats: set pretrain_agent too"),
     (["pretrain_lr_schedule=linear"], "config key 'pretrain_lr_schedule' = 'linear' is invalid: should be 'constant' "
                                       "or 'cosine'"),
     (["pretrain_temperature=0"], "config key 'pretrain_temperature' = 0 is invalid: should be greater than 0"),
@@ -143,15 +147,16 @@ def test_cli_reports_config_errors(capsys):
     assert "pretrain_agent: expert:simulations=30\n" in out and "name: my-run\n" in out
 
 
-def test_a_wrong_prior_stops_the_run_before_the_recording(tmp_path, capsys):
+def test_a_wrong_prior_or_behaviour_stops_the_run_before_the_recording(tmp_path, capsys):
     from training.train import main
 
     demos = tmp_path / "demos.npz"
-    for prior, message in (("nothing.npz", "pretrain_prior: agent spec 'nothing.npz': no such policy file"),
-                           ("greedy", "pretrain_prior 'greedy' is not a policy network")):
+    for setting, message in (("pretrain_prior=nothing.npz", "pretrain_prior: agent spec 'nothing.npz': no such policy file"),
+                             ("pretrain_prior=greedy", "pretrain_prior 'greedy' is not a policy network"),
+                             ("pretrain_behaviour=nothing.npz", "agent spec 'nothing.npz': no such policy file")):
         with pytest.raises(SystemExit) as exit_info:
             main(["--config", str(ROOT / "configs/train/default.yaml"), "--set", 'pretrain_agent="expert"',
-                  "pretrain_temperature=0.1", f"pretrain_prior={prior}", f"pretrain_demos={demos}", "total_steps=0",
+                  "pretrain_temperature=0.1", setting, f"pretrain_demos={demos}", "total_steps=0",
                   f"run_root={tmp_path}", "--no-progress"])
         assert exit_info.value.code == 2 and message in capsys.readouterr().err
     assert not demos.exists()
@@ -297,6 +302,60 @@ def test_a_saved_recording_serves_fewer_decisions_and_records_only_the_chunks_mo
     assert not loaded and same(longer, fresh[450]) and recorded == [100, 100, 30, 100, 100, 50]
     again, loaded = imitation.demonstrations(more, 3)
     assert loaded and same(again, fresh[450]) and len(recorded) == 6
+
+
+def test_a_behaviour_plays_the_demonstrators_seats_and_the_demonstrator_labels_the_positions_it_reaches(monkeypatch):
+    from training import imitation
+
+    config = config_from_dict({**TINY, "pretrain_agent": "greedy", "pretrain_samples": 300})
+    plain = imitation.record_demonstrations(config, 300, 3, progress=False)
+    same = imitation.record_demonstrations(config.model_copy(update={"pretrain_behaviour": "greedy"}), 300, 3,
+                                           progress=False)
+    assert all(np.array_equal(getattr(plain, k), getattr(same, k), equal_nan=True) for k in imitation._FIELDS)
+
+    asked: dict[str, list[tuple[bytes, int]]] = {"greedy": [], "random": []}  # each agent's positions and moves
+    real_load = imitation.load
+
+    def spying_load(spec, **kwargs):
+        agent = real_load(spec, **kwargs)
+        act = agent.act
+
+        def spied(view):
+            move = act(view)
+            if spec in asked:
+                asked[spec].append((view["observation"].tobytes(), move))
+            return move
+
+        agent.act = spied
+        return agent
+
+    monkeypatch.setattr(imitation, "load", spying_load)
+    dagger = imitation.record_demonstrations(config.model_copy(update={"pretrain_behaviour": "random"}), 300, 3,
+                                             progress=False)
+    labels = set(asked["greedy"])
+    assert all((obs.tobytes(), int(move)) in labels for obs, move in zip(dagger.obs, dagger.actions, strict=True))
+    reached = [obs for obs, _ in asked["random"]]
+    assert len(reached) >= 300 and reached[:300] == [obs.tobytes() for obs in dagger.obs]  # random was asked each
+    disagree = np.mean([move != int(label) for (_, move), label in zip(asked["random"][:300], dagger.actions,
+                                                                      strict=True)])
+    assert disagree > 0.2 and not np.array_equal(plain.obs, dagger.obs)  # its moves, not greedy's, were played
+
+
+def test_extra_demonstrations_add_saved_recordings_of_any_settings(tmp_path):
+    from training import imitation
+
+    path = tmp_path / "dagger.npz"
+    recorder = config_from_dict({**TINY, "pretrain_agent": "greedy", "pretrain_behaviour": "random",
+                                 "pretrain_samples": 120, "pretrain_demos": str(path)})
+    recorded, _ = imitation.demonstrations(recorder, 3)
+    fitter = config_from_dict({**TINY, "pretrain_agent": "expert", "pretrain_extra_demos": [str(path)]})
+    (extra,) = imitation.extra_demonstrations(fitter, 353)
+    assert all(np.array_equal(getattr(extra, k), getattr(recorded, k), equal_nan=True) for k in imitation._FIELDS)
+    with pytest.raises(ValueError, match="dagger.npz holds observations of 353 entries, the warm start's recording 245"):
+        imitation.extra_demonstrations(fitter, 245)
+    missing = fitter.model_copy(update={"pretrain_extra_demos": [str(tmp_path / "none.npz")]})
+    with pytest.raises(ValueError, match="none.npz is not a file"):
+        imitation.extra_demonstrations(missing, 353)
 
 
 def test_demonstrations_keep_the_search_results_and_are_saved_reused_and_checked(tmp_path):
@@ -658,6 +717,26 @@ def test_pretrain_seed_fits_another_seed_to_the_same_recording(tmp_path, process
     assert outputs[2][0] != 0 and "(differ: seed)" in outputs[2][1]
     first, second = ((tmp_path / f"clone-s{seed}" / "policy.npz") for seed in (0, 1))
     assert load(str(first)).layers[0][0].tolist() != load(str(second)).layers[0][0].tolist()
+
+
+@pytest.mark.slow
+def test_a_run_fits_its_recording_and_the_extra_ones(tmp_path, processes):
+    """``pretrain_extra_demos``: a saved recording's decisions are added to the run's own, and the run says so."""
+    extra = tmp_path / "dagger.npz"
+    recorder = config_from_dict({**TINY, "pretrain_behaviour": "random", "pretrain_samples": 200,
+                                 "pretrain_demos": str(extra)})
+    from training.imitation import demonstrations
+
+    demonstrations(recorder, 5)
+    config = tmp_path / "fit.yaml"
+    settings = {**TINY, "total_steps": 0, "pretrain_samples": 300, "final_eval_deals": 3, "vec_env": "dummy",
+                "pretrain_extra_demos": [str(extra)], "run_root": str(tmp_path)}
+    config.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in settings.items()))
+    proc = _train(["--config", str(config), "--no-progress"])
+    processes.append(proc)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert "warm start: 300 greedy decisions recorded in" in out + err and f"200 more from {extra}," in out + err
 
 
 @pytest.mark.slow
