@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from c8env.agents.policy import OBS_SIZES
 from c8env.engine import MAX_PLAYERS, MIN_PLAYERS
+from c8env.episode import MAX_HAND_STEPS
 from c8env.observation import LEGACY_OBS_SIZE, OBS_SIZE
 from c8env.rules import DuplicateKeyError, UniqueKeyLoader, load_rules, yaml_problem
 
@@ -244,6 +245,9 @@ class TrainConfig(RunConfig, BaseModel):
     """An agent spec (or a policy's ``.npz`` path) that plays the demonstrator's seats while the demonstrator only
     labels them: its move, search results, and the returns of the moves played (null: the demonstrator plays).
     The recording then holds the positions the behaviour reaches, e.g. a clone's own (DAgger)."""
+    pretrain_max_steps: int = Field(MAX_HAND_STEPS, ge=1)
+    """Moves after which a recorded hand is cut off (its decisions kept with reward 0, as any cut-off hand's): a
+    lower cap bounds what a stalled hand costs a recording, which searches every move of it."""
     pretrain_seed: int | None = Field(None, ge=0)
     """Seed of the warm start's recording (null: ``seed``). With another ``seed``, a run fits a fresh network
     (initialised and shuffled from ``seed``) to the same recording, e.g. the members of an average

@@ -50,7 +50,8 @@ _CHUNK = 20_000  # demonstrations per chunk: each chunk has its own seed, so any
 _FIELDS = ("obs", "masks", "actions", "returns", "values")
 # the config keys that decide a recording: saved demonstrations are reused only by a config that agrees on all
 RECORDING_KEYS = ("rules", "num_players", "reward", "gamma", "seed", "pretrain_agent", "pretrain_samples",
-                  "opponent_weights", "expert_spec", "pool_per_seat", "pretrain_oracle", "pretrain_behaviour")
+                  "opponent_weights", "expert_spec", "pool_per_seat", "pretrain_oracle", "pretrain_behaviour",
+                  "pretrain_max_steps")
 
 
 @dataclass
@@ -82,10 +83,10 @@ def _search_values(agent: Any) -> np.ndarray:
     return values
 
 
-def _play_hand(state: State, agents: list[Any], demonstrator: list[bool],
-               behaviour: list[Any | None]) -> list[tuple[int, np.ndarray, np.ndarray, int, np.ndarray]]:
-    """Play the hand of ``state``; the ``(seat, observation, mask, action, values)`` of each demonstrator decision.
-    A seat's ``behaviour`` agent (None: none) plays the move its demonstrator chose."""
+def _play_hand(state: State, agents: list[Any], demonstrator: list[bool], behaviour: list[Any | None],
+               max_steps: int) -> list[tuple[int, np.ndarray, np.ndarray, int, np.ndarray]]:
+    """Play the hand of ``state`` (at most ``max_steps`` moves); the ``(seat, observation, mask, action, values)``
+    of each demonstrator decision. A seat's ``behaviour`` agent (None: none) plays the move its demonstrator chose."""
     decisions = []
 
     def choose(state: State) -> int:
@@ -101,7 +102,7 @@ def _play_hand(state: State, agents: list[Any], demonstrator: list[bool],
                     agents[seat].moved(action)
         return action
 
-    play_hand(state, choose)
+    play_hand(state, choose, max_steps)
     return decisions
 
 
@@ -144,7 +145,7 @@ def _record_hand(config: TrainConfig, hand: _Hand) -> list[_Decision]:
                  if mine and config.pretrain_behaviour else None
                  for mine, seed in zip(demonstrator, hand.seeds, strict=True)]
     state = State.new(n, rules, seed=hand.deal)
-    decisions = _play_hand(state, agents, demonstrator, behaviour)
+    decisions = _play_hand(state, agents, demonstrator, behaviour, config.pretrain_max_steps)
     final = hand_rewards(state, config.reward) if state.hand_over else [0.0] * n  # a cut-off hand: no reward
     later = [0] * n  # decisions of the same seat after this one
     returns = [0.0] * len(decisions)

@@ -80,6 +80,7 @@ def test_overrides_are_typed():
                                               "'b.zip' should be a path ending in .npz"),
     (["pretrain_agent=null", "pretrain_behaviour=greedy"], "config key 'pretrain_behaviour' = 'greedy' is invalid: "
                                                            "plays the demonstrator's seats: set pretrain_agent too"),
+    (["pretrain_max_steps=0"], "config key 'pretrain_max_steps' = 0 is invalid: should be greater than or equal to 1"),
     (["pretrain_lr_schedule=linear"], "config key 'pretrain_lr_schedule' = 'linear' is invalid: should be 'constant' "
                                       "or 'cosine'"),
     (["pretrain_temperature=0"], "config key 'pretrain_temperature' = 0 is invalid: should be greater than 0"),
@@ -339,6 +340,17 @@ def test_a_behaviour_plays_the_demonstrators_seats_and_the_demonstrator_labels_t
     disagree = np.mean([move != int(label) for (_, move), label in zip(asked["random"][:300], dagger.actions,
                                                                       strict=True)])
     assert disagree > 0.2 and not np.array_equal(plain.obs, dagger.obs)  # its moves, not greedy's, were played
+
+
+def test_recorded_hands_are_cut_off_after_pretrain_max_steps():
+    from training import imitation
+
+    config = config_from_dict({**TINY, "pretrain_agent": "greedy", "pretrain_samples": 100})
+    plain = imitation.record_demonstrations(config, 100, 3, progress=False)
+    capped = imitation.record_demonstrations(config.model_copy(update={"pretrain_max_steps": 4}), 100, 3,
+                                             progress=False)
+    assert (plain.returns != 0).any() and (capped.returns == 0).all()  # no hand ends in 4 moves: all cut off
+    assert np.array_equal(capped.obs[:2], plain.obs[:2]) and not np.array_equal(capped.obs, plain.obs)
 
 
 def test_extra_demonstrations_add_saved_recordings_of_any_settings(tmp_path):
