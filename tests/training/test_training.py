@@ -734,12 +734,11 @@ def test_pretrain_seed_fits_another_seed_to_the_same_recording(tmp_path, process
 @pytest.mark.slow
 def test_a_run_fits_its_recording_and_the_extra_ones(tmp_path, processes):
     """``pretrain_extra_demos``: a saved recording's decisions are added to the run's own, and the run says so."""
-    extra = tmp_path / "dagger.npz"
-    recorder = config_from_dict({**TINY, "pretrain_behaviour": "random", "pretrain_samples": 200,
-                                 "pretrain_demos": str(extra)})
     from training.imitation import demonstrations
 
-    demonstrations(recorder, 5)
+    extra = tmp_path / "dagger.npz"
+    demonstrations(config_from_dict({**TINY, "pretrain_behaviour": "random", "pretrain_samples": 200,
+                                     "pretrain_demos": str(extra)}), 5)
     config = tmp_path / "fit.yaml"
     settings = {**TINY, "total_steps": 0, "pretrain_samples": 300, "final_eval_deals": 3, "vec_env": "dummy",
                 "pretrain_extra_demos": [str(extra)], "run_root": str(tmp_path)}
