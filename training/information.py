@@ -6,6 +6,7 @@ give), or what each opponent's draws and plays showed.
     python -m training.information --players 4 --deals 2000 --track-draws
     python -m training.information --players 4 --deals 2000 --track-draws --track-plays
     python -m training.information --players 4 --deals 2000 --track-draws --explain-moves 100
+    python -m training.information --players 4 --deals 2000 --track-draws --explain-hand 100
     python -m training.information --players 4 --deals 2000 --track-draws --suit-counts
 
 Each deal is played once per seat of the searcher, the other seats greedy, as ``c8env eval SPEC greedy ...``
@@ -17,7 +18,9 @@ again (the env's ``voids`` forget it at his next play). With ``--track-plays`` i
 each opponent's last draw (:func:`ruled_out_by_play`: he holds none of the cards greedy would have played instead);
 with ``--explain-moves TRIES`` each sample is a deal in which greedy would have made every move of each opponent since
 his last draw (holding the sample's hand plus the cards he has played since; the first of up to TRIES deals, else the
-one that explains the most: the exact posterior of those moves); with ``--suit-counts`` its samples give each opponent
+one that explains the most: the exact posterior of those moves); with ``--explain-hand TRIES`` every greedy move of
+the hand, each opponent's hand rebuilt backward through his plays and draws (seat by seat: up to TRIES deals, then up
+to TRIES swaps of one card; an approximate posterior); with ``--suit-counts`` its samples give each opponent
 his true number of cards of each suit (wild cards counted apart). It prints the win rate with its 95% Wilson interval (docs/strength.md has the figures).
 """
 
@@ -160,17 +163,30 @@ def track_move(moves: list[list[list]], state: State, action: int) -> None:
 
 
 def won_by(search: ExpertAgent, seat: int, greedy: Agent, deal_seed: int, players: int,
-           track_plays: bool = False, explain_tries: int = 0) -> bool:
+           track_plays: bool = False, explain_tries: int = 0, hand_tries: int = 0) -> bool:
     """Whether ``search`` on ``seat`` wins the hand of ``deal_seed``, every other seat greedy; with ``track_plays``
     the search (an :class:`InformedSearch`) is told what each greedy player's plays since his last draw ruled out;
     with ``explain_tries`` its samples must explain every greedy move since each player's last draw (up to that many
-    deals per sample, :meth:`c8env.agents.search_compiled.CompiledSearch.observe`)."""
+    deals per sample, :meth:`c8env.agents.search_compiled.CompiledSearch.observe`); with ``hand_tries`` every greedy
+    move of the hand (up to that many deals per seat, :meth:`~c8env.agents.search_compiled.CompiledSearch.observe_hand`)."""
     ruled_out = [0] * players
     moves: list[list[list]] = [[] for _ in range(players)]
+    hand_moves: list[tuple[State, int, int, int]] = []  # every greedy move: position, actor, move, cards drawn
+    before: list[State] = []
+
+    def record(state: State, actor: int, action: int) -> None:
+        if hand_tries and actor != seat:
+            position = before.pop()
+            drawn = max(0, state.sizes[actor] - position.sizes[actor])
+            hand_moves.append((position, actor, action, drawn))
 
     def choose(state: State) -> int:
         player = state.current_player
         if player == seat:
+            if hand_tries:
+                search.compiled_kernel().observe_hand(
+                    [(position, (actor - seat) % players, action, drawn) for position, actor, action, drawn in hand_moves],
+                    hand_tries)
             if track_plays:
                 search.plays = {k: ruled_out[(seat + k) % players] for k in range(1, players)}
             if explain_tries:
@@ -179,6 +195,8 @@ def won_by(search: ExpertAgent, seat: int, greedy: Agent, deal_seed: int, player
                      for position, action, extra in moves[actor]], explain_tries)
             return search.act(StateObservation(state, player))
         action = greedy.act(StateObservation(state, player))
+        if hand_tries:
+            before.append(state.copy())
         if track_plays:
             track_play(ruled_out, state, action)
         if explain_tries:
@@ -186,12 +204,12 @@ def won_by(search: ExpertAgent, seat: int, greedy: Agent, deal_seed: int, player
         return action
 
     state = State.new(players, seed=deal_seed)
-    play_hand(state, choose, MAX_HAND_STEPS)
+    play_hand(state, choose, MAX_HAND_STEPS, record)
     return state.hand_over and state.winner == seat
 
 
 def play_informed(spec: str, players: int, seed: int, deals: range, shown: str, track: bool, plays: bool = False,
-                  suit_counts: bool = False, explain_tries: int = 0) -> tuple[int, int]:
+                  suit_counts: bool = False, explain_tries: int = 0, hand_tries: int = 0) -> tuple[int, int]:
     """(hands won by the searcher, hands played) over every seating of ``deals``; the rest as :func:`main` says."""
     greedy = load("greedy", num_players=players)
     seats = shown_seats(shown, players)
@@ -203,7 +221,7 @@ def play_informed(spec: str, players: int, seed: int, deals: range, shown: str, 
             search = InformedSearch.from_expert(expert, seats, suit_counts)
             search.last_draws = search.last_draws or track
             seat = (players - rotation) % players  # where c8env eval seats lineup entry 0
-            wins += won_by(search, seat, greedy, deal_seed, players, plays, explain_tries)
+            wins += won_by(search, seat, greedy, deal_seed, players, plays, explain_tries, hand_tries)
             hands += 1
     return wins, hands
 
@@ -224,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--explain-moves", type=int_at_least(0), default=0, metavar="TRIES",
                         help="each sample explains every greedy move since each opponent's last draw (up to TRIES "
                              "deals per sample; default 0: off)")
+    parser.add_argument("--explain-hand", type=int_at_least(0), default=0, metavar="TRIES",
+                        help="each sample explains every greedy move of the hand, each opponent's hand rebuilt through "
+                             "his draws (up to TRIES deals per opponent; default 0: off)")
     parser.add_argument("--workers", type=int_at_least(1), default=1, help="processes (the same results for any)")
     return parser
 
@@ -239,7 +260,8 @@ def main(argv: list[str] | None = None) -> None:
     wins = hands = 0
     with ProcessPoolExecutor(args.workers) as executor, tqdm(total=args.deals, unit="deal") as bar:
         futures = {executor.submit(play_informed, args.spec, args.players, args.seed, chunk, args.shown,
-                                   args.track_draws, args.track_plays, args.suit_counts, args.explain_moves): len(chunk)
+                                   args.track_draws, args.track_plays, args.suit_counts, args.explain_moves,
+                                   args.explain_hand): len(chunk)
                    for chunk in chunks}
         for future in as_completed(futures):
             won, played = future.result()
@@ -248,7 +270,8 @@ def main(argv: list[str] | None = None) -> None:
     low, high = wilson_interval(wins, hands)
     told = (f"shown {args.shown}" + (", draws tracked" if args.track_draws else "")
             + (", plays tracked" if args.track_plays else "") + (", suit counts told" if args.suit_counts else "")
-            + (f", moves explained ({args.explain_moves} tries)" if args.explain_moves else ""))
+            + (f", moves explained ({args.explain_moves} tries)" if args.explain_moves else "")
+            + (f", the hand's moves explained ({args.explain_hand} tries)" if args.explain_hand else ""))
     print(f"{args.spec} ({told}) against {args.players - 1} greedy: {wins / hands:.1%} [{low:.1%}, {high:.1%}] of "
           f"{hands:,} hands ({args.deals:,} deals x {args.players} seats, seed {args.seed})")
 

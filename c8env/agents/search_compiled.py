@@ -38,8 +38,10 @@ from c8env.vector.jit import jit
 from c8env.vector.kernels import MAX_CARDS, OVER, Games, Scratch, Table
 
 _PUBLIC, _WORLD, _ROLLOUT, _BEFORE, _DRAWN, _HISTORY = 0, 1, 2, 3, 4, 5  # the rows of the search's games (see Belief)
-#: Observed moves a :class:`History` holds at most (the latest are kept).
+#: Observed moves a :class:`History` since each opponent's last draw holds at most (the latest are kept).
 MAX_HISTORY = 48
+#: Observed moves a whole hand's :class:`History` holds at most (the latest are kept).
+MAX_EVENTS = 400
 _UNIT = 1 << 30  # resolution of the uniform draws that keep one of a sample's deals
 _END_REASONS = {reason: index for index, reason in enumerate(kernels.END_REASONS)}
 _MAX_RULES = 5  # constraints per opponent seat (ExpertAgent._requirements gives 2; a count per suit and of wild cards, 5)
@@ -94,17 +96,23 @@ class Belief(NamedTuple):
 
 
 class History(NamedTuple):
-    """Greedy opponents' observed moves that each sample's deal must explain (:func:`consistent_world`): move ``i``
-    was made by seat ``seats[i]`` (the search's own numbering; ``actors[i]`` in the position's) in the position of
-    games row ``_HISTORY + i``, holding that seat's sampled hand plus ``extras[i]`` (the cards he has played since,
-    that move's included). Up to ``tries`` deals per sample; none: every deal stands."""
+    """Greedy opponents' observed moves that each sample's deal must explain: move ``i`` was made by seat
+    ``seats[i]`` (the search's own numbering; ``actors[i]`` in the position's) in the position of games row
+    ``_HISTORY + i``. Since each one's last draw (``whole`` false, :func:`consistent_world`): holding that seat's
+    sampled hand plus ``extras[i]`` (the cards he has played since, that move's included); up to ``tries`` deals
+    per sample. Every move of the hand in order (``whole``, :func:`explained_world`): his hand then rebuilt
+    backward from the sampled one through his plays and draws (``drawn[i]`` cards drawn by move ``i``); up to
+    ``tries`` deals per seat. None: every deal stands."""
 
     count: int
-    seats: np.ndarray  # int64[MAX_HISTORY]
-    actors: np.ndarray  # int64[MAX_HISTORY]
-    actions: np.ndarray  # int64[MAX_HISTORY]
-    extras: np.ndarray  # int64[MAX_HISTORY] bit sets
+    seats: np.ndarray  # int64[MAX_EVENTS]
+    actors: np.ndarray  # int64[MAX_EVENTS]
+    actions: np.ndarray  # int64[MAX_EVENTS]
+    extras: np.ndarray  # int64[MAX_EVENTS] bit sets
+    drawn: np.ndarray  # int64[MAX_EVENTS]
     tries: int
+    whole: bool
+    saved: np.ndarray  # int64[3 * P] work space: the seats' first constraint while explained_world pins their hands
 
 
 def network(layers: Sequence[tuple[np.ndarray, np.ndarray]], activation: str) -> Network:
@@ -467,6 +475,119 @@ def consistent_world(g: Games, t: Table, h: Hidden, history: History, gen: np.nd
 
 
 @jit
+def _bit_count(cards: int) -> int:
+    count = 0
+    while cards:
+        cards &= cards - 1
+        count += 1
+    return count
+
+
+@jit
+def _set_hand(g: Games, b: int, seat: int, cards: int) -> None:
+    g.held[b, seat], g.twice[b, seat], g.sizes[b, seat] = cards, 0, _bit_count(cards)
+
+
+@jit
+def _random_card(cards: int, gen: np.ndarray) -> int:
+    """One of ``cards`` (a non-empty set) drawn uniformly."""
+    for _ in range(rng.below(gen, _bit_count(cards))):
+        cards &= cards - 1
+    return kernels.lowest_card(cards)
+
+
+@jit
+def explained_moves(g: Games, world: int, seat: int, t: Table, history: History, gen: np.ndarray, w: Work) -> int:
+    """Walk ``seat``'s moves of a whole-hand ``history`` backward from his hand in row ``world``: before a card he
+    played he also held it; before a draw of k cards he held his hand less k of them, every card that then fitted
+    among them (else greedy would not have drawn), the others drawn uniformly. How many of his moves, latest first,
+    greedy makes with the hands so rebuilt before the first he does not (all of them: the deal explains his play)."""
+    hand = g.held[world, seat]
+    explained = 0
+    for i in range(history.count - 1, -1, -1):
+        if history.seats[i] != seat:
+            continue
+        action, row, actor, k = history.actions[i], _HISTORY + i, history.actors[i], history.drawn[i]
+        if action < DECLARE_BASE:
+            hand |= np.int64(1) << action
+        if k > 0:
+            _set_hand(g, row, actor, hand)
+            kernels.legal_mask(g, row, t, w.mask)
+            fitting, rest = 0, hand
+            while rest:
+                card = kernels.lowest_card(rest)
+                rest &= rest - 1
+                if w.mask[card]:
+                    fitting |= np.int64(1) << card
+            if _bit_count(fitting) > k or _bit_count(hand) < k:
+                return explained
+            hand &= ~fitting
+            for _ in range(k - _bit_count(fitting)):
+                hand &= ~(np.int64(1) << _random_card(hand, gen))
+        _set_hand(g, row, actor, hand)
+        kernels.legal_mask(g, row, t, w.mask)
+        if batched.greedy_action(g, row, t, w.mask) != action:
+            return explained
+        explained += 1
+    return explained
+
+
+@jit
+def explained_world(g: Games, t: Table, h: Hidden, history: History, gen: np.ndarray, w: Work) -> None:
+    """Deal the hidden cards into row ``_WORLD`` seat by seat so that greedy would have made every move of each
+    seat in a whole-hand ``history`` (:func:`explained_moves`), each seat's hand given those before: the first of up
+    to ``history.tries`` deals that explains all his moves; failing that, from the deal that explains the most of
+    his latest, up to ``history.tries`` swaps of one of his cards for another he may hold (kept when they explain
+    no fewer of his moves) until his hand explains them all."""
+    n = h.sizes.shape[0]
+    saved = history.saved
+    unseen = 0
+    for i in range(h.num_unseen):
+        unseen |= np.int64(1) << h.unseen[i]
+    for seat in range(n):
+        saved[3 * seat], saved[3 * seat + 1], saved[3 * seat + 2] = h.forbidden[seat, 0], h.counts[seat, 0], h.num_rules[seat]
+    for seat in range(1, n):
+        moves = 0
+        for i in range(history.count):
+            moves += history.seats[i] == seat
+        if moves == 0:
+            continue
+        always = 0  # cards he cannot hold: those of a constraint on his whole hand
+        for k in range(h.num_rules[seat]):
+            if h.counts[seat, k] >= h.sizes[seat]:
+                always |= h.forbidden[seat, k]
+        best, hand = -1, 0
+        for _ in range(history.tries):
+            copy_game(g, _PUBLIC, _DRAWN)
+            deal_hidden(g, _DRAWN, h, gen, w)
+            explained = explained_moves(g, _DRAWN, seat, t, history, gen, w)
+            if explained > best:
+                best, hand = explained, g.held[_DRAWN, seat]
+            if best == moves:
+                break
+        if best < moves:
+            free = unseen & ~always
+            for other in range(1, seat):
+                free &= ~g.held[_DRAWN, other]  # the hands pinned before his
+            for _ in range(history.tries):
+                if hand == 0 or (free & ~hand) == 0:
+                    break
+                swapped = hand & ~(np.int64(1) << _random_card(hand, gen)) | np.int64(1) << _random_card(free & ~hand, gen)
+                _set_hand(g, _DRAWN, seat, swapped)
+                explained = explained_moves(g, _DRAWN, seat, t, history, gen, w)
+                if explained >= best:
+                    best, hand = explained, swapped
+                    if best == moves:
+                        break
+        _set_hand(g, _DRAWN, seat, hand)
+        h.num_rules[seat], h.forbidden[seat, 0], h.counts[seat, 0] = 1, ~hand, h.sizes[seat]
+    copy_game(g, _PUBLIC, _WORLD)
+    deal_hidden(g, _WORLD, h, gen, w)
+    for seat in range(n):
+        h.forbidden[seat, 0], h.counts[seat, 0], h.num_rules[seat] = saved[3 * seat], saved[3 * seat + 1], saved[3 * seat + 2]
+
+
+@jit
 def search(g: Games, t: Table, h: Hidden, candidates: np.ndarray, first: int, last: int, gen: np.ndarray,
            totals: np.ndarray, mass: np.ndarray, net: Network, belief: Belief, history: History, w: Work,
            s: Scratch) -> None:
@@ -481,6 +602,10 @@ def search(g: Games, t: Table, h: Hidden, candidates: np.ndarray, first: int, la
         elif belief.played >= 0 and belief.draws > 1:
             world = _WORLD
             weight = drawn_world(g, t, h, belief, gen, w, s)
+        elif history.count > 0 and history.whole:
+            world = _WORLD
+            explained_world(g, t, h, history, gen, w)
+            weight = 1.0
         elif history.count > 0:
             world = _WORLD
             consistent_world(g, t, h, history, gen, w)
@@ -569,8 +694,9 @@ class CompiledSearch:
         self.belief = Belief(-1, -1, greedy, float(epsilon), network(*(((), "tanh") if greedy else belief_model)), draws)
         self.belief_model = belief_model
         self.table = rule_table(rules, num_players, "hand", reward, MAX_HAND_STEPS)
-        self.games = kernels.new_games(_HISTORY + MAX_HISTORY, num_players)
-        self.history = History(0, *(np.zeros(MAX_HISTORY, dtype=np.int64) for _ in range(4)), 0)
+        self.games = kernels.new_games(_HISTORY + MAX_EVENTS, num_players)
+        self.history = History(0, *(np.zeros(MAX_EVENTS, dtype=np.int64) for _ in range(5)), 0, False,
+                               np.zeros(3 * num_players, dtype=np.int64))
         self.work = Work(np.zeros(MAX_CARDS, dtype=np.int64), np.zeros(MAX_CARDS, dtype=np.int64),
                          np.zeros(MAX_CARDS, dtype=np.int64), np.zeros(NUM_ACTIONS, dtype=np.int8))
         self.scratch = kernels.new_scratch()
@@ -597,12 +723,36 @@ class CompiledSearch:
         """Make the next runs' samples explain ``moves`` (:class:`History`; the latest :data:`MAX_HISTORY` of them):
         each the position a greedy opponent moved in, his seat in the search's numbering, his move and the cards he
         has played since (that move's included); each sample the first of up to ``tries`` deals that does."""
-        moves = list(moves)[-MAX_HISTORY:]
-        seats, actors, actions, extras = (np.zeros(MAX_HISTORY, dtype=np.int64) for _ in range(4))
-        for i, (position, seat, action, extra) in enumerate(moves):
+        self._load_history(list(moves)[-MAX_HISTORY:], tries, whole=False)
+
+    def observe_hand(self, moves: Sequence[tuple[State, int, int, int]], tries: int) -> None:
+        """Make the next runs' samples explain every move of ``moves`` (:func:`explained_world`; the latest
+        :data:`MAX_EVENTS` of them): the greedy opponents' moves of the hand in order, each the position he moved in,
+        his seat in the search's numbering, his move and the cards it drew; each seat's hand the first of up to
+        ``tries`` deals that does, else a local search from the best."""
+        if tries < 1:
+            raise ValueError(f"CompiledSearch.observe_hand: tries must be at least 1, got {tries}")
+        self._load_history(list(moves)[-MAX_EVENTS:], tries, whole=True)
+
+    def _load_history(self, moves: list[tuple[State, int, int, int]], tries: int, whole: bool) -> None:
+        """:attr:`history` of ``moves``, their last entry the cards drawn (``whole``) or played since."""
+        seats, actors, actions, extras, drawn = (np.zeros(MAX_EVENTS, dtype=np.int64) for _ in range(5))
+        for i, (position, seat, action, cards) in enumerate(moves):
             load_state(self.games, _HISTORY + i, position)
-            seats[i], actors[i], actions[i], extras[i] = seat, position.current_player, action, extra
-        self.history = History(len(moves), seats, actors, actions, extras, tries)
+            seats[i], actors[i], actions[i] = seat, position.current_player, action
+            (drawn if whole else extras)[i] = cards
+        self.history = History(len(moves), seats, actors, actions, extras, drawn, tries, whole, self.history.saved)
+
+    def explained(self, world: State, seat: int, generator: np.random.Generator) -> int:
+        """How many of ``seat``'s moves (:meth:`observe_hand`; the search's numbering), latest first, greedy makes with
+        his hand in ``world`` (the observer at seat 0) rebuilt backward through his plays and draws, before the
+        first he does not (:func:`explained_moves`; which cards he drew is drawn from ``generator``)."""
+        load_state(self.games, _WORLD, world)
+        gen = generator_words(generator)
+        with np.errstate(over="ignore"):
+            count = explained_moves(self.games, _WORLD, seat, self.table, self.history, gen, self.work)
+        set_generator_words(generator, gen)
+        return int(count)
 
     def unexplained(self, world: State) -> int:
         """How many of the observed moves (:meth:`observe`) greedy would not have made with ``world``'s hands (the
@@ -633,7 +783,7 @@ class CompiledSearch:
         set_generator_words(generator, gen)
 
 
-__all__ = ["MAX_HISTORY", "Belief", "CompiledSearch", "Hidden", "History", "Network", "Work", "belief_weight", "consistent_world", "copy_game", "deal_hidden",
-           "drawn_world", "generator_words", "load_state", "network", "playout_all", "playout_first_moves",
+__all__ = ["MAX_EVENTS", "MAX_HISTORY", "Belief", "CompiledSearch", "Hidden", "History", "Network", "Work", "belief_weight", "consistent_world", "copy_game", "deal_hidden",
+           "drawn_world", "explained_moves", "explained_world", "generator_words", "load_state", "network", "playout_all", "playout_first_moves",
            "playout_moves", "playout_values", "policy_action", "policy_probability", "rollout", "search",
            "set_generator_words", "stock_sampled_advantages", "unexplained"]

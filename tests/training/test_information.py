@@ -206,3 +206,82 @@ def test_explained_moves_play_hands_and_the_command_says_so(capsys) -> None:
     assert hands == 8 and 0 <= wins <= 8
     main(["--spec", SPEC, "--deals", "1", "--seed", "4", "--track-draws", "--explain-moves", "20"])
     assert "moves explained (20 tries)" in capsys.readouterr().out
+
+
+def _greedy_hand_moves(deal: int, stop: int) -> tuple[State, list[tuple[State, int, int, int]]]:
+    """Greedy plays deal ``deal`` until seat 0 is to act after at least ``stop`` moves; the state then and the other
+    seats' moves (position, seat, move, cards it drew), as :meth:`CompiledSearch.observe_hand` takes them."""
+    greedy = load("greedy", num_players=4)
+    state, moves = State.new(4, RULES, seed=deal), []
+    while not state.hand_over and not (len(moves) >= stop and state.current_player == 0):
+        seat = state.current_player
+        action = greedy.act(StateObservation(state, seat))
+        before = state.copy()
+        state.apply(action)
+        if seat:
+            moves.append((before, seat, action, max(0, state.sizes[seat] - before.sizes[seat])))
+    return state, moves
+
+
+def _explains_every_move(kernel, world: State, moves: list, generator: np.random.Generator) -> list[bool]:
+    """Per opponent seat 1..3, whether his hand in ``world`` explained all his ``moves`` (drawn cards guessed once)."""
+    return [kernel.explained(world, seat, generator) == sum(move[1] == seat for move in moves) for seat in (1, 2, 3)]
+
+
+def test_the_true_hands_explain_the_whole_hands_moves_through_the_draws_and_other_deals_seldom_do() -> None:
+    kernel = load(SPEC, num_players=4, seed=0).compiled_kernel()
+    generator = np.random.default_rng(0)
+    true = other = checked = 0
+    for deal in range(12):
+        state, moves = _greedy_hand_moves(deal, 25)
+        if state.hand_over:
+            continue
+        kernel.observe_hand(moves, tries=1)
+        for _ in range(10):
+            redealt = state.with_hidden_cards(*_redealt(state, generator))
+            true += sum(_explains_every_move(kernel, state, moves, generator))
+            other += sum(_explains_every_move(kernel, redealt, moves, generator))
+            checked += 3
+    assert checked >= 200 and true / checked > 0.6 and other / checked < true / checked - 0.3
+
+
+def test_whole_hand_samples_deal_every_unseen_card_once_and_explain_more_than_uniform_deals() -> None:
+    from c8env.agents.search_compiled import _PUBLIC, _WORLD, explained_world, generator_words, load_state
+
+    kernel = load(SPEC, num_players=4, seed=0).compiled_kernel()
+    generator = np.random.default_rng(1)
+    sampled = uniform = checked = 0
+    for deal in range(6):
+        state, moves = _greedy_hand_moves(deal, 30)
+        if state.hand_over:
+            continue
+        kernel.observe_hand(moves, tries=50)
+        unseen = [card for seat in (1, 2, 3) for card in state.hand(seat)] + list(state.stock)
+        hidden = kernel.hidden(unseen, [state.sizes[seat] for seat in (1, 2, 3)], {})
+        load_state(kernel.games, _PUBLIC, state)
+        words = generator_words(generator)
+        for _ in range(10):
+            explained_world(kernel.games, kernel.table, hidden, kernel.history, words, kernel.work)
+            hands = {seat: list(iter_bits(int(kernel.games.held[_WORLD, seat]))) for seat in (1, 2, 3)}
+            stock = list(kernel.games.stock[_WORLD, :kernel.games.stock_len[_WORLD]])
+            assert [len(hands[seat]) for seat in (1, 2, 3)] == state.sizes[1:]
+            assert sorted(sum(hands.values(), []) + stock) == sorted(unseen)
+            world = state.with_hidden_cards(hands, stock)
+            redealt = state.with_hidden_cards(*_redealt(state, generator))
+            sampled += sum(_explains_every_move(kernel, world, moves, generator))
+            uniform += sum(_explains_every_move(kernel, redealt, moves, generator))
+            checked += 3
+    assert checked >= 90 and sampled / checked > 0.5 and uniform / checked < sampled / checked - 0.3
+
+
+def test_the_hands_moves_explained_play_hands_and_the_command_says_so(capsys) -> None:
+    wins, hands = play_informed(SPEC, 4, 7, range(2), "none", True, hand_tries=20)
+    assert hands == 8 and 0 <= wins <= 8
+    main(["--spec", SPEC, "--deals", "1", "--seed", "4", "--track-draws", "--explain-hand", "20"])
+    assert "the hand's moves explained (20 tries)" in capsys.readouterr().out
+
+
+def test_observe_hand_refuses_no_tries() -> None:
+    kernel = load(SPEC, num_players=4, seed=0).compiled_kernel()
+    with pytest.raises(ValueError, match="tries must be at least 1, got 0"):
+        kernel.observe_hand([], tries=0)
