@@ -43,7 +43,7 @@ EXTERNAL, GREEDY = -1, -2
 
 
 @jit
-def _popcount(x: int) -> int:
+def popcount(x: int) -> int:
     """Number of cards in a card set (52 bits)."""
     x = x - ((x >> 1) & 0x5555555555555555)
     x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
@@ -89,7 +89,7 @@ def _best_card(g: Games, b: int, t: Table, p: int, cards: int) -> int:
             score = t.points[action] - (0 if close else KEEP_WILD)
         else:
             suit = action // NUM_RANKS
-            held = _popcount(plain & _SUIT_MASKS[suit]) + _popcount(plain_dups & _SUIT_MASKS[suit])
+            held = popcount(plain & _SUIT_MASKS[suit]) + popcount(plain_dups & _SUIT_MASKS[suit])
             score = t.points[action] + LONG_SUIT * (held - 1)
             if (next_voids >> suit) & 1:
                 score += NEXT_VOID
@@ -321,4 +321,4 @@ def autoplay(games: VectorGames, seat_agents: np.ndarray, randoms: Sequence[Rand
 
 
 __all__ = ["EXTERNAL", "GREEDY", "RandomAgents", "autoplay", "autoplay_all", "greedy_action", "greedy_actions",
-           "greedy_all", "greedy_move", "random_action", "random_all", "seed_all"]
+           "greedy_all", "greedy_move", "popcount", "random_action", "random_all", "seed_all"]

@@ -475,23 +475,14 @@ def consistent_world(g: Games, t: Table, h: Hidden, history: History, gen: np.nd
 
 
 @jit
-def _bit_count(cards: int) -> int:
-    count = 0
-    while cards:
-        cards &= cards - 1
-        count += 1
-    return count
-
-
-@jit
 def _set_hand(g: Games, b: int, seat: int, cards: int) -> None:
-    g.held[b, seat], g.twice[b, seat], g.sizes[b, seat] = cards, 0, _bit_count(cards)
+    g.held[b, seat], g.twice[b, seat], g.sizes[b, seat] = cards, 0, batched.popcount(cards)
 
 
 @jit
 def _random_card(cards: int, gen: np.ndarray) -> int:
     """One of ``cards`` (a non-empty set) drawn uniformly."""
-    for _ in range(rng.below(gen, _bit_count(cards))):
+    for _ in range(rng.below(gen, batched.popcount(cards))):
         cards &= cards - 1
     return kernels.lowest_card(cards)
 
@@ -519,10 +510,11 @@ def explained_moves(g: Games, world: int, seat: int, t: Table, history: History,
                 rest &= rest - 1
                 if w.mask[card]:
                     fitting |= np.int64(1) << card
-            if _bit_count(fitting) > k or _bit_count(hand) < k:
+            must = batched.popcount(fitting)
+            if must > k or batched.popcount(hand) < k:
                 return explained
             hand &= ~fitting
-            for _ in range(k - _bit_count(fitting)):
+            for _ in range(k - must):
                 hand &= ~(np.int64(1) << _random_card(hand, gen))
         _set_hand(g, row, actor, hand)
         kernels.legal_mask(g, row, t, w.mask)
@@ -579,7 +571,6 @@ def explained_world(g: Games, t: Table, h: Hidden, history: History, gen: np.nda
                     best, hand = explained, swapped
                     if best == moves:
                         break
-        _set_hand(g, _DRAWN, seat, hand)
         h.num_rules[seat], h.forbidden[seat, 0], h.counts[seat, 0] = 1, ~hand, h.sizes[seat]
     copy_game(g, _PUBLIC, _WORLD)
     deal_hidden(g, _WORLD, h, gen, w)
