@@ -34,7 +34,7 @@ import torch
 from tqdm import tqdm
 
 from c8env.actions import NUM_ACTIONS
-from c8env.agents import ExpertAgent, load
+from c8env.agents import ExpertAgent, load, watchers
 from c8env.engine import State
 from c8env.episode import hand_rewards, play_hand
 from c8env.observation import StateObservation
@@ -102,7 +102,7 @@ def _play_hand(state: State, agents: list[Any], demonstrator: list[bool], behavi
                     agents[seat].moved(action)
         return action
 
-    play_hand(state, choose, max_steps)
+    play_hand(state, choose, max_steps, watchers=watchers(agents))
     return decisions
 
 

@@ -18,8 +18,8 @@ again (the env's ``voids`` forget it at his next play). With ``--track-plays`` i
 each opponent's last draw (:func:`ruled_out_by_play`: he holds none of the cards greedy would have played instead);
 with ``--explain-moves TRIES`` each sample is a deal in which greedy would have made every move of each opponent since
 his last draw (holding the sample's hand plus the cards he has played since; the first of up to TRIES deals, else the
-one that explains the most: the exact posterior of those moves); with ``--explain-hand TRIES`` every greedy move of
-the hand, each opponent's hand rebuilt backward through his plays and draws (seat by seat: up to TRIES deals, then up
+one that explains the most: the exact posterior of those moves); with ``--explain-hand TRIES``
+(``expert:explain_hand=TRIES``) every greedy move of the hand, each opponent's hand rebuilt backward through his plays and draws (seat by seat: up to TRIES deals, then up
 to TRIES swaps of one card; an approximate posterior); with ``--suit-counts`` its samples give each opponent
 his true number of cards of each suit (wild cards counted apart). It prints the win rate with its 95% Wilson interval (docs/strength.md has the figures).
 """
@@ -32,7 +32,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from tqdm import tqdm
 
 from c8env.actions import DRAW, PASS
-from c8env.agents import Agent, load
+from c8env.agents import Agent, load, watchers
 from c8env.agents.decision_view import view_from_state
 from c8env.agents.expert import ExpertAgent
 from c8env.agents.greedy import greedy_action
@@ -163,30 +163,18 @@ def track_move(moves: list[list[list]], state: State, action: int) -> None:
 
 
 def won_by(search: ExpertAgent, seat: int, greedy: Agent, deal_seed: int, players: int,
-           track_plays: bool = False, explain_tries: int = 0, hand_tries: int = 0) -> bool:
+           track_plays: bool = False, explain_tries: int = 0) -> bool:
     """Whether ``search`` on ``seat`` wins the hand of ``deal_seed``, every other seat greedy; with ``track_plays``
     the search (an :class:`InformedSearch`) is told what each greedy player's plays since his last draw ruled out;
     with ``explain_tries`` its samples must explain every greedy move since each player's last draw (up to that many
-    deals per sample, :meth:`c8env.agents.search_compiled.CompiledSearch.observe`); with ``hand_tries`` every greedy
-    move of the hand (up to that many deals per seat, :meth:`~c8env.agents.search_compiled.CompiledSearch.observe_hand`)."""
+    deals per sample, :meth:`c8env.agents.search_compiled.CompiledSearch.observe`). A search with ``explain_hand``
+    watches every move (:meth:`~c8env.agents.expert.ExpertAgent.watch`)."""
     ruled_out = [0] * players
     moves: list[list[list]] = [[] for _ in range(players)]
-    hand_moves: list[tuple[State, int, int, int]] = []  # every greedy move: position, actor, move, cards drawn
-    before: list[State] = []
-
-    def record(state: State, actor: int, action: int) -> None:
-        if hand_tries and actor != seat:
-            position = before.pop()
-            drawn = max(0, state.sizes[actor] - position.sizes[actor])
-            hand_moves.append((position, actor, action, drawn))
 
     def choose(state: State) -> int:
         player = state.current_player
         if player == seat:
-            if hand_tries:
-                search.compiled_kernel().observe_hand(
-                    [(position, (actor - seat) % players, action, drawn) for position, actor, action, drawn in hand_moves],
-                    hand_tries)
             if track_plays:
                 search.plays = {k: ruled_out[(seat + k) % players] for k in range(1, players)}
             if explain_tries:
@@ -195,8 +183,6 @@ def won_by(search: ExpertAgent, seat: int, greedy: Agent, deal_seed: int, player
                      for position, action, extra in moves[actor]], explain_tries)
             return search.act(StateObservation(state, player))
         action = greedy.act(StateObservation(state, player))
-        if hand_tries:
-            before.append(state.copy())
         if track_plays:
             track_play(ruled_out, state, action)
         if explain_tries:
@@ -204,7 +190,7 @@ def won_by(search: ExpertAgent, seat: int, greedy: Agent, deal_seed: int, player
         return action
 
     state = State.new(players, seed=deal_seed)
-    play_hand(state, choose, MAX_HAND_STEPS, record)
+    play_hand(state, choose, MAX_HAND_STEPS, watchers=watchers([search]))
     return state.hand_over and state.winner == seat
 
 
@@ -220,8 +206,9 @@ def play_informed(spec: str, players: int, seed: int, deals: range, shown: str, 
             expert = expert_search(spec, players, agent_seed(deal_seed, rotation, 0))
             search = InformedSearch.from_expert(expert, seats, suit_counts)
             search.last_draws = search.last_draws or track
+            search.explain_hand = search.explain_hand or hand_tries
             seat = (players - rotation) % players  # where c8env eval seats lineup entry 0
-            wins += won_by(search, seat, greedy, deal_seed, players, plays, explain_tries, hand_tries)
+            wins += won_by(search, seat, greedy, deal_seed, players, plays, explain_tries)
             hands += 1
     return wins, hands
 

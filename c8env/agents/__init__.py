@@ -15,7 +15,9 @@ agent's turn) and always returns a legal action. Specs:
   ``belief=<shipped name or .npz path>`` weighs its samples by the opponent's observed moves under that model
   (2 players, with numba; ``draws=K``: each sample the one kept of K deals, in proportion to its weight);
   ``last_draws=1``: its samples keep what each opponent's last voluntary draw showed (the observation's
-  ``opponent_last_draws``, read as a greedy player's: nothing he held fitted);
+  ``opponent_last_draws``, read as a greedy player's: nothing he held fitted); ``explain_hand=TRIES``: its samples
+  explain every move of the other seats, as greedy players' (with numba; the harness shows it each move through
+  ``watch``, as ``c8env eval`` and the recordings do);
 - the name of a trained policy shipped in the package (see :func:`available`);
 - the path of an exported policy file (:mod:`c8env.agents.policy`);
 - the path of an ONNX policy, ``*.onnx`` (:mod:`c8env.agents.onnx_policy`, the ``onnx`` extra), or of a
@@ -34,7 +36,7 @@ import importlib
 import math
 import re
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -62,6 +64,7 @@ _OPTIONS: dict[str, dict[str, tuple[type, Callable[[Any], bool], str]]] = {"expe
     "draws": (int, lambda v: v >= 1, "an int >= 1"),
     "confident": (float, lambda v: 0 < v <= 1, "a number in (0, 1]"),
     "last_draws": (int, lambda v: v in (0, 1), "0 or 1"),
+    "explain_hand": (int, lambda v: v >= 0, "an int >= 0"),
 }}
 
 
@@ -112,6 +115,16 @@ def observation_for(agent: Agent, state: State, seat: int) -> Mapping[str, np.nd
     :class:`~c8env.observation.StateObservation` (their fast path); every other agent a sealed plain dict
     of fresh arrays (:func:`~c8env.observation.sealed_observation`)."""
     return StateObservation(state, seat) if type(agent) in _OWN_TYPES else sealed_observation(state, seat)
+
+
+def watchers(agents: Sequence[object]) -> list[Any]:
+    """The agents among ``agents`` (each once) that read every move of a hand (``watching``: e.g.
+    ``expert:explain_hand=TRIES``), for :func:`c8env.episode.play_hand`'s ``watchers``."""
+    found: dict[int, Any] = {}
+    for agent in agents:
+        if getattr(agent, "watching", False):
+            found.setdefault(id(agent), agent)
+    return list(found.values())
 
 
 def agent_name(entry: object) -> str:
@@ -292,4 +305,4 @@ def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | Ru
 
 __all__ = ["BATCH_MODES", "Agent", "BatchAgent", "ExpertAgent", "GreedyAgent", "PolicyAgent", "PolicyMismatchWarning",
            "RandomAgent", "agent_name", "available", "batch_mode", "is_own", "load", "observation_for",
-           "parse_options", "shipped_policies"]
+           "parse_options", "shipped_policies", "watchers"]

@@ -120,7 +120,8 @@ class ExpertAgent:
                  seed: int | None = None, reward: str = "win", compiled: bool | None = None,
                  policy: PolicyAgent | None = None, top: int = 3, prior: float = 0.0,
                  rollouts: str | PolicyAgent = "greedy", belief: str | PolicyAgent | None = None,
-                 draws: int = 1, confident: float | None = None, last_draws: bool = False) -> None:
+                 draws: int = 1, confident: float | None = None, last_draws: bool = False,
+                 explain_hand: int = 0) -> None:
         """``compiled``: run the search with the compiled kernels (None: whenever numba is available;
         True where it is not raises ``ValueError``). Both loops make the same decisions.
 
@@ -135,7 +136,11 @@ class ExpertAgent:
         weigh the samples (see the module docstring; 2 players, compiled);
         ``draws``: deals per sample under a belief, one kept in proportion to its weight. ``last_draws``: the
         samples read the observation's ``opponent_last_draws`` as a greedy player's: none of the cards an opponent
-        then held fitted, so as many of his cards as he has held since lie outside the suits and ranks it names."""
+        then held fitted, so as many of his cards as he has held since lie outside the suits and ranks it names.
+        ``explain_hand``: each sample explains every move of the other seats that :meth:`watch` showed it, as a greedy
+        player's, each hand rebuilt backward through his plays and draws (up to that many deals per seat, then as
+        many swaps of one card: :meth:`c8env.agents.search_compiled.CompiledSearch.observe_hand`; 0: off; compiled
+        search only)."""
         if not isinstance(simulations, int) or simulations < 1:
             raise ValueError(f"expert simulations={simulations!r} is invalid; allowed: an int >= 1")
         if time_ms is not None and not time_ms > 0:
@@ -190,6 +195,14 @@ class ExpertAgent:
         if not isinstance(last_draws, bool):
             raise ValueError(f"expert last_draws={last_draws!r} is invalid; allowed: True or False")
         self.last_draws = last_draws
+        if not isinstance(explain_hand, int) or isinstance(explain_hand, bool) or explain_hand < 0:
+            raise ValueError(f"expert explain_hand={explain_hand!r} is invalid; allowed: an int >= 0")
+        if explain_hand and (compiled is False or not _check_compiled(compiled)):
+            raise ValueError("expert explain_hand runs in the compiled search only; it needs numba (pip install "
+                             "c8env[fast]) and compiled=None or True")
+        self.explain_hand = explain_hand
+        self._watched: list[tuple[State, int, int, int]] = []  # the hand's moves shown by watch (see there)
+        self._hand: tuple[int, int] | None = None  # the hand they belong to: (its deal's entropy, hands played)
         self.rng = np.random.default_rng(seed)
         self.compiled = _check_compiled(compiled)
         self._kernel: Any = None  # the compiled search, built at the first search
@@ -209,6 +222,8 @@ class ExpertAgent:
         self._position = None
         if ANNOUNCE in legal:
             return ANNOUNCE
+        if self.explain_hand:
+            self._explain_hand(observation)
         data, unseen, sizes = public_position(observation, self.rules)
         requirements = self._requirements(data, sizes)
         first = self._deal_hidden(unseen, sizes, requirements)
@@ -237,6 +252,39 @@ class ExpertAgent:
         recording's behaviour agent): the inference from the opponent's draws follows the move made."""
         if self._position is not None:
             self._remember(self._position, action)
+
+    @property
+    def watching(self) -> bool:
+        """Whether it reads the other seats' moves (``explain_hand``): harnesses then show it each one (:meth:`watch`)."""
+        return self.explain_hand > 0
+
+    def watch(self, before: State, action: int, after: State) -> None:
+        """A move of the hand: the player to act in ``before`` made ``action``, leading to ``after``. With
+        ``explain_hand`` it keeps a copy of ``before`` (of which the search reads the public facts: the mover's hand
+        is rebuilt for each sample), the move and the cards it drew; moves of an earlier hand are forgotten."""
+        if not self.explain_hand:
+            return
+        self._start_hand(before)
+        mover = before.current_player
+        self._watched.append((before.copy(), mover, action, max(0, after.sizes[mover] - before.sizes[mover])))
+
+    def _start_hand(self, state: State) -> None:
+        """Forget the moves watched if ``state`` is of another hand than theirs."""
+        hand = (state.generator_key[0], state.hands_played)
+        if hand != self._hand:
+            self._watched, self._hand = [], hand
+
+    def _explain_hand(self, observation: Any) -> None:
+        """Give the compiled search the other seats' moves watched in this hand, in its numbering."""
+        state = getattr(observation, "state", None)
+        if not isinstance(state, State):
+            raise ValueError("expert explain_hand reads the moves that watch() shows it and needs the StateObservation "
+                             "of c8env's harnesses (c8env eval, the recordings), not a plain observation dict")
+        self._start_hand(state)
+        seat, n = observation.seat, self.num_players
+        moves = [(position, (mover - seat) % n, action, drawn)
+                 for position, mover, action, drawn in self._watched if mover != seat]
+        self.compiled_kernel().observe_hand(moves, self.explain_hand)
 
     def _guide(self, observation: dict, candidates: list[int]) -> tuple[list[int], np.ndarray, float]:
         """The policy network's ``top`` candidates, best first, their bonus (``prior`` times the
