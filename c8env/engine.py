@@ -105,7 +105,7 @@ _ANNOUNCE_ACTIONS = (PASS, ANNOUNCE)
 _STATE_KEYS = (
     "num_players", "hands", "stock", "discard", "current_player", "dealer", "suit_to_follow", "rank_to_follow",
     "direction", "phase", "pending_draw", "draws_this_turn", "passes", "scores", "hands_played", "countdown",
-    "voids", "last_draws", "winner", "rules",
+    "voids", "last_draws", "suit_draws", "declared", "winner", "rules",
 )
 #: Keys a state dict must hold (docs/state-format.md).
 REQUIRED_STATE_KEYS = ("hands", "stock", "discard")
@@ -113,6 +113,12 @@ REQUIRED_STATE_KEYS = ("hands", "stock", "discard")
 #: A seat's last voluntary draw or pass in this hand: (the suits, the ranks) every card of which fitted then,
 #: wild cards included, as bit sets, and the fewest cards he has held since (docs/state-format.md).
 DrawRecord = tuple[int, int, int]
+#: A seat's record per suit (clubs, diamonds, hearts, spades): the fewest cards he has held since his latest voluntary
+#: draw or pass in this hand at which every card of that suit fitted (0: none; docs/state-format.md).
+SuitDraws = tuple[int, int, int, int]
+NO_SUIT_DRAWS: SuitDraws = (0, 0, 0, 0)
+#: A seat's last declaration in this hand: (the suit declared, the fewest cards he has held since).
+Declaration = tuple[int, int]
 _WHOLE: dict[int, tuple[int, int]] = {}
 
 
@@ -184,7 +190,7 @@ class State:
     __slots__ = (
         "rules", "num_players", "_held", "_twice", "sizes", "stock", "discard", "current", "dealer", "suit", "rank",
         "direction", "phase", "pending", "draws", "passes", "scores", "hands_played", "countdown", "voids",
-        "last_draws", "winner", "end_reason", "_entropy", "_reshuffles", "_follow", "_wild_masks", "_legal",
+        "last_draws", "suit_draws", "declared", "winner", "end_reason", "_entropy", "_reshuffles", "_follow", "_wild_masks", "_legal",
     )
 
     # ----- construction -----------------------------------------------------------------------------
@@ -212,6 +218,8 @@ class State:
         s.countdown = [COUNTDOWN_START] * num_players
         s.voids = [0] * num_players
         s.last_draws = [None] * num_players
+        s.suit_draws = [NO_SUIT_DRAWS] * num_players
+        s.declared = [None] * num_players
         s.winner = None
         s.end_reason = None
         s._entropy = entropy
@@ -278,6 +286,8 @@ class State:
         self.pending = self.draws = self.passes = 0
         self.voids = [0] * n
         self.last_draws = [None] * n
+        self.suit_draws = [NO_SUIT_DRAWS] * n
+        self.declared = [None] * n
         self.winner = self.end_reason = None
         self._reshuffles = 0
         self._legal = None
@@ -321,6 +331,8 @@ class State:
         s.countdown = self.countdown[:]
         s.voids = self.voids[:]
         s.last_draws = self.last_draws[:]
+        s.suit_draws = self.suit_draws[:]
+        s.declared = self.declared[:]
         s.winner = self.winner
         s.end_reason = self.end_reason
         s._entropy = self._entropy
@@ -489,6 +501,7 @@ class State:
         elif phase is DECLARE:
             suit = action - DECLARE_BASE
             self._set_top(suit, -1)
+            self.declared[p] = (suit, self.sizes[p])
             if len(self.discard) == 1:  # the dealer declared for a wild starter
                 self._advance(1)
             else:
@@ -523,9 +536,16 @@ class State:
         self.discard.append(card)
         self.voids[p] = 0
         self.passes = 0
+        size = self.sizes[p]
         record = self.last_draws[p]
-        if record is not None and record[2] > self.sizes[p]:
-            self.last_draws[p] = (record[0], record[1], self.sizes[p])
+        if record is not None and record[2] > size:
+            self.last_draws[p] = (record[0], record[1], size)
+        suit_draws = self.suit_draws[p]
+        if max(suit_draws) > size:
+            self.suit_draws[p] = tuple(min(held, size) for held in suit_draws)  # type: ignore[assignment]
+        declared = self.declared[p]
+        if declared is not None and declared[1] > size:
+            self.declared[p] = (declared[0], size)
         if self.sizes[p] == 0:
             self._end_hand(p, "out")
             return
@@ -585,7 +605,11 @@ class State:
 
     def _record_draw(self, p: int) -> None:
         """Note seat ``p``'s voluntary draw or pass: what fitted, and his hand size."""
-        self.last_draws[p] = (*whole_suits_and_ranks(self._follow | self._wild_masks[p]), self.sizes[p])
+        size = self.sizes[p]
+        suits, ranks = whole_suits_and_ranks(self._follow | self._wild_masks[p])
+        self.last_draws[p] = (suits, ranks, size)
+        self.suit_draws[p] = tuple(size if (suits >> suit) & 1 else held  # type: ignore[assignment]
+                                   for suit, held in enumerate(self.suit_draws[p]))
 
     def _penalty_draw(self, p: int, count: int) -> int:
         """Draw a penalty; returns the cards drawn, or -1 if the empty stock ended the hand."""
@@ -719,6 +743,9 @@ class State:
             "countdown": list(self.countdown),
             "voids": [[SUITS[s] for s in range(4) if (v >> s) & 1] for v in self.voids],
             "last_draws": [draw_record_data(record) for record in self.last_draws],
+            "suit_draws": [{SUITS[suit]: held for suit, held in enumerate(record) if held} for record in self.suit_draws],
+            "declared": [None if record is None else {"suit": SUITS[record[0]], "held": record[1]}
+                         for record in self.declared],
             "winner": self.winner,
             "rules": self.rules.spec(),
         }
@@ -878,6 +905,8 @@ class _StateReader:
         s._set_wild_masks()
         s.voids = self._voids(n)
         s.last_draws = self._last_draws(s.sizes)
+        s.suit_draws = self._suit_draws(s.sizes)
+        s.declared = self._declared(s.sizes)
         top = discard[-1]
         suit_text = data.get("suit_to_follow", SUITS[top // NUM_RANKS])
         if suit_text == "*":
@@ -1024,6 +1053,48 @@ class _StateReader:
             except (TypeError, ValueError):
                 raise ValueError(f"state key 'last_draws' has {entry!r} for seat {seat}; allowed: {allowed}") from None
             out.append((suits, ranks, entry["held"]))
+        return out
+
+    def _suit_draws(self, sizes: list[int]) -> list[SuitDraws]:
+        n = len(sizes)
+        value = self.data.get("suit_draws", [{} for _ in range(n)])
+        allowed = f"a list of {n} dicts, each suit char -> n with 1 <= n <= the seat's hand size"
+        if not isinstance(value, (list, tuple)) or len(value) != n:
+            raise ValueError(f"state key 'suit_draws' = {value!r} is invalid; allowed: {allowed}")
+        out: list[SuitDraws] = []
+        for seat, entry in enumerate(value):
+            if not isinstance(entry, Mapping):
+                raise ValueError(f"state key 'suit_draws' has {entry!r} for seat {seat}; allowed: {allowed}")
+            record = [0] * NUM_SUITS
+            for text, held in entry.items():
+                try:
+                    suit = parse_suit(text)
+                except (TypeError, ValueError):
+                    raise ValueError(f"state key 'suit_draws' has {entry!r} for seat {seat}; allowed: {allowed}") from None
+                if type(held) is not int or not 1 <= held <= sizes[seat] or record[suit]:
+                    raise ValueError(f"state key 'suit_draws' has {entry!r} for seat {seat}; allowed: {allowed}")
+                record[suit] = held
+            out.append(tuple(record))  # type: ignore[arg-type]
+        return out
+
+    def _declared(self, sizes: list[int]) -> list[Declaration | None]:
+        n = len(sizes)
+        value = self.data.get("declared", [None] * n)
+        allowed = f"a list of {n} entries, each null or {{'suit': suit char, 'held': n}} with 0 <= n <= the hand size"
+        if not isinstance(value, (list, tuple)) or len(value) != n:
+            raise ValueError(f"state key 'declared' = {value!r} is invalid; allowed: {allowed}")
+        out: list[Declaration | None] = []
+        for seat, entry in enumerate(value):
+            if entry is None:
+                out.append(None)
+                continue
+            if not isinstance(entry, Mapping) or set(entry) != {"suit", "held"} or type(entry["held"]) is not int \
+                    or not 0 <= entry["held"] <= sizes[seat]:
+                raise ValueError(f"state key 'declared' has {entry!r} for seat {seat}; allowed: {allowed}")
+            try:
+                out.append((parse_suit(entry["suit"]), entry["held"]))
+            except (TypeError, ValueError):
+                raise ValueError(f"state key 'declared' has {entry!r} for seat {seat}; allowed: {allowed}") from None
         return out
 
     def _voids(self, n: int) -> list[int]:

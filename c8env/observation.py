@@ -1,6 +1,6 @@
 """The observation codec: what one seat sees, as a flat float32 vector, and back.
 
-The vector has :data:`OBS_SIZE` (353) entries for every player count and variant and
+The vector has :data:`OBS_SIZE` (401) entries for every player count and variant and
 is seat-relative: the observer first, then the next players clockwise. Hidden cards
 (other hands, the stock order) enter only as counts. :data:`OBS_LAYOUT` names its
 parts:
@@ -29,10 +29,18 @@ index      name                  meaning
                                  this hand: the suits (4) and ranks (13) every card of which
                                  fitted then, wild cards included, and the fewest cards he has
                                  held since (all zeros: none)
+353-376    opponent_suit_draws   per next player (6 slots) and suit: the share of his cards held
+                                 since his latest voluntary draw or pass this hand at which every
+                                 card of that suit fitted (the fewest he has held since, over his
+                                 hand size; 0: none)
+377-400    opponent_declared     per next player (6 slots) and suit: at the suit of his last
+                                 declaration this hand, the share of his cards held since (the
+                                 fewest he has held since, over his hand size; zeros: none)
 =========  ====================  ==============================================================
 
-Entries 0-244 are the whole vector of the releases before ``opponent_last_draws``: policies trained on
-them read its first :data:`LEGACY_OBS_SIZE` entries.
+Entries 0-244 are the whole vector of the releases before ``opponent_last_draws``, entries 0-352 that of the
+releases before ``opponent_suit_draws``: policies trained on them read the vector's first
+:data:`LEGACY_OBS_SIZE` or :data:`DRAWS_OBS_SIZE` entries (:data:`EARLIER_OBS_SIZES`).
 
 :func:`encode_observation` writes the vector, :func:`decode_observation` reads it back
 into an :class:`ObservedPosition`, :func:`action_mask` is the 60-long legal mask (all
@@ -78,6 +86,8 @@ def _build_layout() -> dict[str, slice]:
         ("opponent_voids", _MAX_OPPONENTS * NUM_SUITS),
         ("countdown", MAX_PLAYERS),
         ("opponent_last_draws", _MAX_OPPONENTS * DRAW_RECORD_SIZE),
+        ("opponent_suit_draws", _MAX_OPPONENTS * NUM_SUITS),
+        ("opponent_declared", _MAX_OPPONENTS * NUM_SUITS),
     ]
     layout, start = {}, 0
     for name, size in sizes:
@@ -91,9 +101,13 @@ OBS_LAYOUT: dict[str, slice] = _build_layout()
 OBS_SIZE: int = max(s.stop for s in OBS_LAYOUT.values())
 #: The length of the vector before ``opponent_last_draws``: networks trained on it read the vector's first entries.
 LEGACY_OBS_SIZE = OBS_LAYOUT["opponent_last_draws"].start
+#: The length of the vector before ``opponent_suit_draws``.
+DRAWS_OBS_SIZE = OBS_LAYOUT["opponent_suit_draws"].start
+#: The lengths the vector had in earlier releases: a network trained on one reads the vector's first entries.
+EARLIER_OBS_SIZES = (DRAWS_OBS_SIZE, LEGACY_OBS_SIZE)
 
 _HAND, _TOP, _SUIT, _RANK, _ANY, _DISCARD, _SIZES, _STOCK, _PENDING, _DIRECTION, _PHASE, _DRAWS, _PLAYERS, \
-    _SCORES, _WILD, _VOIDS, _COUNTDOWN, _LAST_DRAWS = (s.start for s in OBS_LAYOUT.values())
+    _SCORES, _WILD, _VOIDS, _COUNTDOWN, _LAST_DRAWS, _SUIT_DRAWS, _DECLARED = (s.start for s in OBS_LAYOUT.values())
 _SUIT_BITS = tuple(np.array([(v >> s) & 1 for s in range(NUM_SUITS)], dtype=np.float32) for v in range(16))
 
 
@@ -150,6 +164,14 @@ def encode_observation(state: State, seat: int) -> np.ndarray:
             at = _LAST_DRAWS + DRAW_RECORD_SIZE * k
             obs[at:at + DRAW_RECORD_SIZE - 1] = _record_bits(record[0], record[1])
             obs[at + DRAW_RECORD_SIZE - 1] = record[2]
+        size = sizes[other]
+        if size:
+            suit_draws = state.suit_draws[other]
+            if any(suit_draws):
+                obs[_SUIT_DRAWS + 4 * k:_SUIT_DRAWS + 4 * k + 4] = [held / size for held in suit_draws]
+            declared = state.declared[other]
+            if declared is not None:
+                obs[_DECLARED + 4 * k + declared[0]] = declared[1] / size
     if state.rules.countdown:
         obs[_COUNTDOWN:_COUNTDOWN + n] = [state.countdown[s] for s in [seat, *others]]
     return obs
@@ -195,6 +217,11 @@ class ObservedPosition(NamedTuple):
     opponent_last_draws: list[tuple[int, int, int] | None]
     """Per opponent, his last voluntary draw or pass this hand: (suits, ranks) bit sets every card of which
     fitted then, and the fewest cards he has held since; None when he has made none."""
+    opponent_suit_draws: list[tuple[int, ...]]
+    """Per opponent and suit, the fewest cards he has held since his latest voluntary draw or pass at which every
+    card of it fitted (0: none)."""
+    opponent_declared: list[tuple[int, int] | None]
+    """Per opponent, his last declaration this hand: the suit and the fewest cards he has held since; None: none."""
 
 
 def decode_observation(vector: np.ndarray) -> ObservedPosition:
@@ -206,6 +233,7 @@ def decode_observation(vector: np.ndarray) -> ObservedPosition:
 
     n = int(np.argmax(part("num_players"))) + 2
     rank, wild, voids = part("rank_to_follow"), part("wild_rank"), part("opponent_voids")
+    sizes = [int(x) for x in part("opponent_hand_sizes")[:n - 1]]
     return ObservedPosition(
         num_players=n,
         hand=part("hand").astype(int),
@@ -213,7 +241,7 @@ def decode_observation(vector: np.ndarray) -> ObservedPosition:
         suit=ANY_SUIT if part("any_card")[0] else int(np.argmax(part("suit_to_follow"))),
         rank=int(np.argmax(rank)) if rank.any() else -1,
         discard_pile=part("discard_pile").astype(int),
-        opponent_sizes=[int(x) for x in part("opponent_hand_sizes")[:n - 1]],
+        opponent_sizes=sizes,
         stock_size=int(part("stock_size")[0]),
         pending_draw=int(part("pending_draw")[0]),
         direction=int(part("direction")[0]),
@@ -225,6 +253,10 @@ def decode_observation(vector: np.ndarray) -> ObservedPosition:
         countdown=[int(x) for x in part("countdown")[:n]],
         opponent_last_draws=[_read_record(part("opponent_last_draws")[DRAW_RECORD_SIZE * k:DRAW_RECORD_SIZE * (k + 1)])
                              for k in range(n - 1)],
+        opponent_suit_draws=[tuple(round(float(share) * size) for share in part("opponent_suit_draws")[4 * k:4 * k + 4])
+                             for k, size in enumerate(sizes)],
+        opponent_declared=[_read_declared(part("opponent_declared")[4 * k:4 * k + 4], size)
+                           for k, size in enumerate(sizes)],
     )
 
 
@@ -235,6 +267,14 @@ def _read_record(entries: np.ndarray) -> tuple[int, int, int] | None:
     suits = sum(1 << s for s in range(NUM_SUITS) if entries[s])
     ranks = sum(1 << r for r in range(NUM_RANKS) if entries[NUM_SUITS + r])
     return suits, ranks, int(entries[-1])
+
+
+def _read_declared(entries: np.ndarray, size: int) -> tuple[int, int] | None:
+    """One opponent slot of ``opponent_declared`` read back (None: no declaration, or a hand of 0 cards)."""
+    if not entries.any():
+        return None
+    suit = int(np.argmax(entries))
+    return suit, round(float(entries[suit]) * size)
 
 
 #: Length of the global state vector of :func:`encode_global_state` (``env.state()``): one observation per seat slot.
@@ -332,5 +372,5 @@ def check_observation(observation: Any, who: str) -> None:
             raise ValueError(f"{who}.act: observation['action_mask'] holds values other than 0 and 1")
 
 
-__all__ = ["DRAW_RECORD_SIZE", "GLOBAL_STATE_SIZE", "LEGACY_OBS_SIZE", "OBSERVATION_HELP", "check_observation", "OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "encode_global_state", "StateObservation", "action_mask", "decode_observation", "sealed_observation",
+__all__ = ["DRAWS_OBS_SIZE", "DRAW_RECORD_SIZE", "EARLIER_OBS_SIZES", "GLOBAL_STATE_SIZE", "LEGACY_OBS_SIZE", "OBSERVATION_HELP", "check_observation", "OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "encode_global_state", "StateObservation", "action_mask", "decode_observation", "sealed_observation",
            "encode_observation"]

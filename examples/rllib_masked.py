@@ -1,7 +1,7 @@
 """RLlib (new API stack): PPO with an action-masking RLModule on c8env's PettingZoo AEC env.
 
 RLlib's own ``PettingZooEnv`` wrapper turns ``c8env.env()`` into a turn-based ``MultiAgentEnv``: each step
-holds the observation of the player to move, c8env's dict ``{"observation": float32[353], "action_mask":
+holds the observation of the player to move, c8env's dict ``{"observation": float32[401], "action_mask":
 int8[60]}``. Two RLModules share the table: ``learner`` (:class:`MaskedPPOModule`, an MLP actor and critic
 whose illegal logits are set to the float32 minimum, so an illegal action has probability 0) and
 ``greedy`` (:class:`FixedAgentModule`, c8env's built-in agent, never trained). The policy mapping seats the
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def mlp(out: int) -> nn.Sequential:
-    return nn.Sequential(nn.Linear(353, 128), nn.Tanh(), nn.Linear(128, 128), nn.Tanh(), nn.Linear(128, out))
+    return nn.Sequential(nn.Linear(401, 128), nn.Tanh(), nn.Linear(128, 128), nn.Tanh(), nn.Linear(128, out))
 
 
 class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):

@@ -53,7 +53,7 @@ class LearnerSeat(gymnasium.Env):
     def __init__(self, num_players: int = 2, opponents: tuple[str, ...] = ("greedy",)) -> None:
         self.env = pettingzoo.make("aec", "c8env/crazy_eights-v1", num_players=num_players)
         first = self.env.possible_agents[0]
-        self.observation_space = self.env.observation_space(first)["observation"]  # the 353-vector
+        self.observation_space = self.env.observation_space(first)["observation"]  # the 401-vector
         self.action_space = self.env.action_space(first)
         self.num_players, self.opponent_specs = num_players, opponents
 

@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def mlp(out: int) -> nn.Sequential:
-    return nn.Sequential(nn.Linear(353, 128), nn.Tanh(), nn.Linear(128, 128), nn.Tanh(), nn.Linear(128, out))
+    return nn.Sequential(nn.Linear(401, 128), nn.Tanh(), nn.Linear(128, 128), nn.Tanh(), nn.Linear(128, out))
 
 
 class MaskedActor(nn.Module):

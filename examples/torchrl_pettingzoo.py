@@ -121,8 +121,8 @@ def main(argv: list[str] | None = None) -> None:
     warnings.filterwarnings("ignore", message="PettingZoo in TorchRL is tested using version")
     env = PettingZooWrapper(env=c8env.env(num_players=2), use_mask=True, categorical_actions=True, seed=args.seed)
 
-    actor_net = MLP(in_features=353, out_features=60, num_cells=[128, 128], activation_class=nn.Tanh)
-    critic_net = MLP(in_features=353, out_features=1, num_cells=[128, 128], activation_class=nn.Tanh)
+    actor_net = MLP(in_features=401, out_features=60, num_cells=[128, 128], activation_class=nn.Tanh)
+    critic_net = MLP(in_features=401, out_features=1, num_cells=[128, 128], activation_class=nn.Tanh)
     # collection: the learner's actor on player_0's keys, the fixed agent on player_1's
     learner_actor = ProbabilisticActor(
         TensorDictModule(actor_net, in_keys=[(LEARNER, "observation", "observation")], out_keys=[(LEARNER, "logits")]),

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from c8env.agents.policy import OBS_SIZES
 from c8env.engine import MAX_PLAYERS, MIN_PLAYERS
 from c8env.episode import MAX_HAND_STEPS
-from c8env.observation import LEGACY_OBS_SIZE, OBS_SIZE
+from c8env.observation import DRAWS_OBS_SIZE, LEGACY_OBS_SIZE, OBS_SIZE
 from c8env.rules import DuplicateKeyError, UniqueKeyLoader, load_rules, yaml_problem
 
 #: Opponent kinds of the self-play pool (keys of ``opponent_weights``).
@@ -51,8 +51,8 @@ def check_layers(sizes: list[int]) -> list[int]:
 
 def check_obs_size(size: int) -> int:
     if size not in OBS_SIZES:
-        raise ValueError(f"should be {OBS_SIZE} (the whole observation) or {LEGACY_OBS_SIZE} (its entries before "
-                         "opponent_last_draws)")
+        raise ValueError(f"should be {OBS_SIZE} (the whole observation), {DRAWS_OBS_SIZE} (its entries before "
+                         f"opponent_suit_draws) or {LEGACY_OBS_SIZE} (before opponent_last_draws)")
     return size
 
 
@@ -118,8 +118,9 @@ class TrainConfig(RunConfig, BaseModel):
     # ----- the network ---------------------------------------------------------------------------
     obs_size: int = OBS_SIZE
     """The observation entries the networks read: all of them, or the first 245 (``LEGACY_OBS_SIZE``), the vector
-    before ``opponent_last_draws``, on which the policies shipped before it were trained (their configs say so,
-    so that they reproduce them)."""
+    before ``opponent_last_draws``, on which the policies shipped before it were trained, or the first 353
+    (``DRAWS_OBS_SIZE``), the vector before ``opponent_suit_draws`` (their configs say so, so that they reproduce
+    them)."""
     pi_layers: list[int] = Field(default_factory=lambda: [256, 256])
     """Hidden layer sizes of the policy MLP (exported to the NumPy policy file)."""
     vf_layers: list[int] = Field(default_factory=lambda: [256, 256])

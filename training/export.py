@@ -8,7 +8,7 @@ skipped as ``--resume`` does; or ``best.zip`` with ``--best``) or a checkpoint `
 :mod:`training.train` (its ``.json`` sidecar, or the run's ``config.yaml``, gives the player count and rules). The file
 format is described in :mod:`c8env.agents.policy`; the exported agent plays the
 masked argmax of the logits, the SB3 model's deterministic action. ``OUT.onnx`` writes the
-same actor (features, policy net, action net: observation batch ``observation`` [batch, 353]
+same actor (features, policy net, action net: observation batch ``observation`` [batch, 401]
 to ``logits`` [batch, 60]) as ONNX, played by :class:`c8env.agents.onnx_policy.OnnxAgent`;
 :func:`export_onnx` exports any torch module mapping observations to logits.
 

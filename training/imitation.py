@@ -290,9 +290,9 @@ def _saved_demonstrations(path: Path, config: TrainConfig, seed: int) -> Demonst
                              f"{', '.join(differ) or 'seed'}); delete it or point pretrain_demos elsewhere")
         width = saved["obs"].shape[1]
         if width < config.obs_size:
-            raise ValueError(f"pretrain_demos {path} holds observations of {width} entries, recorded before "
-                             f"opponent_last_draws; obs_size {config.obs_size} reads more: set obs_size={width}, "
-                             "or delete the file to record again")
+            raise ValueError(f"pretrain_demos {path} holds observations of {width} entries, recorded on an earlier "
+                             f"vector; obs_size {config.obs_size} reads more: set obs_size={width}, or delete the "
+                             "file to record again")
         return Demonstrations(*(saved[k] for k in _FIELDS))
 
 

@@ -78,7 +78,7 @@ class BatchAgent(Agent, Protocol):
     """An agent the batched engine can play: one move per row of a batch, each the move :meth:`act` would make."""
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Observations float32[k, 353] and masks int8[k, 60] in (rows of games whose player to act is this
+        """Observations float32[k, 401] and masks int8[k, 60] in (rows of games whose player to act is this
         agent), actions int64[k] out."""
         ...
 

@@ -81,6 +81,10 @@ def public_position(observation: dict, rules: RuleSet) -> tuple[dict, list[int],
         "countdown": seen.countdown if rules.countdown else [8] * n,
         "voids": [[]] + [[SUITS[s] for s in range(NUM_SUITS) if (voids >> s) & 1] for voids in seen.opponent_voids],
         "last_draws": [None] + [draw_record_data(record) for record in seen.opponent_last_draws],
+        "suit_draws": [{}] + [{SUITS[suit]: held for suit, held in enumerate(record) if held}
+                              for record in seen.opponent_suit_draws],
+        "declared": [None] + [None if record is None else {"suit": SUITS[record[0]], "held": record[1]}
+                              for record in seen.opponent_declared],
     }
     return data, unseen, sizes
 

@@ -103,7 +103,7 @@ class GreedyAgent:
         return greedy_action(view, self.rules)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """:meth:`act` for each row of a batch (observations float32[k, 353], masks int8[k, 60]): actions int64[k]."""
+        """:meth:`act` for each row of a batch (observations float32[k, 401], masks int8[k, 60]): actions int64[k]."""
         return np.array([self.act({"observation": o, "action_mask": m}) for o, m in zip(observations, masks, strict=True)],
                         dtype=np.int64)
 

@@ -1,6 +1,6 @@
 """Policies from any library as ONNX files: :class:`OnnxAgent` plays one with onnxruntime (CPU).
 
-The file maps an observation batch ``float32[batch, 353]`` (its one input, with a dynamic
+The file maps an observation batch ``float32[batch, 401]`` (its one input, with a dynamic
 batch axis) to action scores ``float32[batch, 60]`` (its first output: logits, or anything
 ordered like them, such as log-probabilities or Q-values). The agent plays the masked argmax:
 the legal action of highest score, the lowest id on a tie. :func:`c8env.tools.onnx_export.export_onnx`
@@ -126,7 +126,7 @@ class OnnxAgent:
         self.name = path.stem
 
     def scores(self, observations: np.ndarray) -> np.ndarray:
-        """The model's scores float32[k, 60] for observations float32[k, 353]."""
+        """The model's scores float32[k, 60] for observations float32[k, 401]."""
         feed = {self.input_name: np.ascontiguousarray(observations, dtype=np.float32)}
         return np.asarray(self.session.run([self.output_name], feed)[0], dtype=np.float32)
 
@@ -139,7 +139,7 @@ class OnnxAgent:
         return int(np.argmax(np.where(legal, scores, -np.inf)))
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """:meth:`act` for a batch: observations float32[k, 353] and masks int8[k, 60] in, actions int64[k] out
+        """:meth:`act` for a batch: observations float32[k, 401] and masks int8[k, 60] in, actions int64[k] out
         (row ``i`` is exactly ``act`` of row ``i``: :func:`consistent_argmax`)."""
         return consistent_argmax(lambda batch, _: self.scores(batch), observations, masks)
 

@@ -3,13 +3,14 @@
 File format (``.npz``, written by ``training/export.py``, :func:`save_policy` or :func:`average_policies`):
 
 - ``meta``: a 0-d string array holding JSON: ``{"format": "c8env-policy", "version": 1,
-  "activation": "tanh" | "relu", "obs_size": 353 (or 245), "num_actions": 60, "num_players": int,
+  "activation": "tanh" | "relu", "obs_size": 401 (or 353, 245), "num_actions": 60, "num_players": int,
   "rules": {RuleSet fields}, "description": str}``;
 - ``w0, b0, w1, b1, ...``: the layers of the policy network, ``w`` of shape
   ``(out, in)`` (torch's ``nn.Linear`` layout), the last layer giving 60 action logits.
 
 A network of ``obs_size`` 245 (:data:`~c8env.observation.LEGACY_OBS_SIZE`, saved before the observation gained
-``opponent_last_draws``) reads the first 245 entries of the vector, which mean what they meant then.
+``opponent_last_draws``) or 353 (:data:`~c8env.observation.DRAWS_OBS_SIZE`, before ``opponent_suit_draws``) reads
+the vector's first entries, which mean what they meant then.
 
 The agent plays the masked argmax of the logits: the deterministic action of the
 exported SB3 ``MaskablePPO`` policy.
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from c8env.actions import NUM_ACTIONS
-from c8env.observation import LEGACY_OBS_SIZE, OBS_SIZE, check_observation
+from c8env.observation import EARLIER_OBS_SIZES, OBS_SIZE, check_observation
 
 FORMAT = "c8env-policy"
 #: A batch's logits may differ from one observation's in the last bits (another summation order); a row whose two
@@ -33,21 +34,22 @@ FORMAT = "c8env-policy"
 #: equals :meth:`PolicyAgent.act`.
 TIE_MARGIN = 1e-3
 VERSION = 1
-#: The observation sizes a policy file may take: today's vector, or its first LEGACY_OBS_SIZE entries.
-OBS_SIZES = (OBS_SIZE, LEGACY_OBS_SIZE)
+#: The observation sizes a policy file may take: today's vector, or the first entries that it had in earlier releases.
+OBS_SIZES = (OBS_SIZE, *EARLIER_OBS_SIZES)
+_ALLOWED_SIZES = f"{OBS_SIZE} (or {' or '.join(map(str, EARLIER_OBS_SIZES))})"
 _ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 
 
 def save_policy(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
                 num_players: int, rules: dict[str, Any], description: str = "", compress: bool = False) -> Path:
     """Write a policy file from ``(weight, bias)`` pairs (weights ``(out, in)``; the first layer's ``in`` is
-    :data:`OBS_SIZE`, or :data:`LEGACY_OBS_SIZE` for a network trained before ``opponent_last_draws``),
+    :data:`OBS_SIZE`, or one of :data:`~c8env.observation.EARLIER_OBS_SIZES` for a network trained on an earlier vector),
     zip-compressed if ``compress``."""
     if activation not in _ACTIVATIONS:
         raise ValueError(f"activation={activation!r} is invalid; allowed: {', '.join(_ACTIVATIONS)}")
     inputs = np.shape(layers[0][0])[1] if layers else OBS_SIZE
     if inputs not in OBS_SIZES:
-        raise ValueError(f"the first layer takes {inputs} inputs; allowed: {OBS_SIZE} (or {LEGACY_OBS_SIZE})")
+        raise ValueError(f"the first layer takes {inputs} inputs; allowed: {_ALLOWED_SIZES}")
     meta = {"format": FORMAT, "version": VERSION, "activation": activation, "obs_size": inputs,
             "num_actions": NUM_ACTIONS, "num_players": num_players, "rules": rules, "description": description}
     arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(meta))}
@@ -167,7 +169,7 @@ class PolicyAgent:
         if meta["obs_size"] not in OBS_SIZES or meta["num_actions"] != NUM_ACTIONS:
             raise ValueError(
                 f"{str(path)!r} expects observations of {meta['obs_size']} and {meta['num_actions']} actions; "
-                f"this c8env has {OBS_SIZE} (or the first {LEGACY_OBS_SIZE} of them) and {NUM_ACTIONS}"
+                f"this c8env has {_ALLOWED_SIZES} and {NUM_ACTIONS}"
             )
         _check_layers(path, self.layers, meta["obs_size"])
         self.inputs: int = meta["obs_size"]
@@ -195,7 +197,7 @@ class PolicyAgent:
         return int(np.argmax(np.where(mask.astype(bool), logits, -np.inf)))
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """:meth:`act` for a batch: observations float32[k, 353] and masks int8[k, 60] in, actions int64[k] out.
+        """:meth:`act` for a batch: observations float32[k, 401] and masks int8[k, 60] in, actions int64[k] out.
 
         The masked argmax of the batch's logits, each near tie (:data:`TIE_MARGIN`) recomputed from its
         observation alone, so every row is exactly the move :meth:`act` makes."""

@@ -4,7 +4,7 @@ Supported: ``sb3_contrib`` ``MaskablePPO`` and ``stable_baselines3`` ``PPO`` and
 apart by the policy class in the archive's ``data``; loaded on CPU. The agent plays the masked
 argmax of the actor's logits (DQN: of the Q-values), the legal action of highest score (lowest
 id on a tie), whatever the model would sample. The model's observation space is the vector
-``Box(353)`` or a ``Dict`` with ``observation`` (353) and ``action_mask`` (60) entries, as
+``Box(401)`` or a ``Dict`` with ``observation`` (401) and ``action_mask`` (60) entries, as
 the env gives them. Loading an SB3 archive unpickles Python objects: load only files you trust.
 Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib).
 """
@@ -52,7 +52,7 @@ def _scores(policy: BasePolicy, observations: Any) -> torch.Tensor:
 
 
 class LogitsModule(torch.nn.Module):
-    """An SB3 policy as a torch module from observations float32[batch, 353] to its scores float32[batch, 60]
+    """An SB3 policy as a torch module from observations float32[batch, 401] to its scores float32[batch, 60]
     (what :func:`c8env.tools.onnx_export.export_onnx` exports)."""
 
     def __init__(self, policy: BasePolicy) -> None:
@@ -172,7 +172,7 @@ class SB3Agent:
                              if hasattr(space, "spaces") else None)
 
     def scores(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """The model's scores float32[k, 60] (logits or Q-values) for observations float32[k, 353] and masks."""
+        """The model's scores float32[k, 60] (logits or Q-values) for observations float32[k, 401] and masks."""
         observations = np.asarray(observations, dtype=np.float32)
         if self._dict_dtypes is None:
             given: Any = observations
@@ -193,7 +193,7 @@ class SB3Agent:
         return int(np.argmax(np.where(legal, scores, -np.inf)))
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """:meth:`act` for a batch: observations float32[k, 353] and masks int8[k, 60] in, actions int64[k] out
+        """:meth:`act` for a batch: observations float32[k, 401] and masks int8[k, 60] in, actions int64[k] out
         (row ``i`` is exactly ``act`` of row ``i``: :func:`~c8env.agents.onnx_policy.consistent_argmax`)."""
         return consistent_argmax(self.scores, observations, masks)
 

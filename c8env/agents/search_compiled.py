@@ -222,6 +222,10 @@ def copy_game(g: Games, src: int, dst: int) -> None:
         g.draw_suits[dst, p] = g.draw_suits[src, p]
         g.draw_ranks[dst, p] = g.draw_ranks[src, p]
         g.draw_held[dst, p] = g.draw_held[src, p]
+        for suit in range(4):
+            g.suit_draws[dst, p, suit] = g.suit_draws[src, p, suit]
+        g.declared[dst, p] = g.declared[src, p]
+        g.declared_held[dst, p] = g.declared_held[src, p]
     for i in range(g.stock_len[src]):
         g.stock[dst, i] = g.stock[src, i]
     for i in range(g.discard_len[src]):
@@ -624,6 +628,9 @@ def load_state(g: Games, b: int, state: State) -> None:
         g.wild[b, p] = state.wild_mask(p)
         g.voids[b, p] = state.voids[p]
         g.draw_suits[b, p], g.draw_ranks[b, p], g.draw_held[b, p] = state.last_draws[p] or (0, 0, 0)
+        g.suit_draws[b, p] = state.suit_draws[p]
+        declared = state.declared[p]
+        g.declared[b, p], g.declared_held[b, p] = (0, 0) if declared is None else (declared[0] + 1, declared[1])
     g.stock[b, :len(state.stock)] = state.stock
     g.stock_len[b] = len(state.stock)
     g.discard[b, :len(state.discard)] = state.discard

@@ -68,9 +68,9 @@ class raw_env(AECEnv, EzPickle):
     | Agents count       | 2-7                                                                         |
     | Action shape       | ()                                                                          |
     | Action values      | Discrete(60)                                                                |
-    | Observation shape  | ``observation``: (353,), ``action_mask``: (60,)                             |
+    | Observation shape  | ``observation``: (401,), ``action_mask``: (60,)                             |
     | Observation values | ``observation``: float32 counts in [-1, 1e6]; ``action_mask``: int8 in {0, 1} |
-    | State shape        | (2471,): 7 seats x 353                                                      |
+    | State shape        | (2807,): 7 seats x 401                                                      |
 
     ## Description
     Players take turns to shed their hand onto the discard pile by matching its top
@@ -91,7 +91,7 @@ class raw_env(AECEnv, EzPickle):
     | 59    | call "stop"                                                             |
 
     ## Observation Space
-    A dict: ``observation`` (float32 vector of length 353, the same for 2-7 players and
+    A dict: ``observation`` (float32 vector of length 401, the same for 2-7 players and
     every variant, seat-relative: the observer first, then the next players clockwise;
     :mod:`c8env.observation` encodes it) and ``action_mask`` (int8, 60; all zeros for
     agents not on turn). Index table (``c8env.OBS_LAYOUT`` maps each name to its slice):
@@ -118,8 +118,13 @@ class raw_env(AECEnv, EzPickle):
     | 245-352 | opponent_last_draws | per next player (6 slots of 18): at his last voluntary draw |
     |         |                     | or pass this hand, the suits (4) and ranks (13) every card  |
     |         |                     | of which fitted, and the fewest cards he has held since     |
+    | 353-376 | opponent_suit_draws | per next player (6 slots) and suit: the share of his cards  |
+    |         |                     | held since his latest voluntary draw or pass at which every |
+    |         |                     | card of that suit fitted (0: none)                          |
+    | 377-400 | opponent_declared   | per next player (6 slots) and suit: at his last declared    |
+    |         |                     | suit, the share of his cards held since (zeros: none)       |
 
-    Values are raw counts (not normalized). Nothing hidden is shown: other hands
+    Values are raw counts (not normalized), but for the shares of the last two parts. Nothing hidden is shown: other hands
     and the stock order enter only as counts.
 
     ## Rewards
@@ -138,7 +143,7 @@ class raw_env(AECEnv, EzPickle):
     ## State
     ``env.unwrapped.game`` is the engine :class:`c8env.State` of the position (``None`` before the
     first ``reset``): read it, copy it, ``to_dict()`` it. ``env.state()`` is PettingZoo's global
-    state: the vector (float32, ``state_space``: ``Box`` of 7 x 353) of every seat's observation,
+    state: the vector (float32, ``state_space``: ``Box`` of 7 x 401) of every seat's observation,
     seat 0 first, zeros for absent seats (:func:`c8env.observation.encode_global_state`).
 
     ## Episode End
@@ -176,7 +181,8 @@ class raw_env(AECEnv, EzPickle):
     * v1: ``max_steps`` defaults to 10,000 (``MAX_HAND_STEPS``, the tools' cap) instead of 100,000, so a
       stalled hand is truncated in seconds; infos hold the same numeric keys at every step (also in v0).
       Since the release after c8env 0.2 the observation (v0 and v1) appends ``opponent_last_draws``: 353 entries
-      instead of 245, the first 245 unchanged (policies trained on them read those; see the CHANGELOG).
+      instead of 245, the first 245 unchanged (policies trained on them read those; see the CHANGELOG); the next
+      release appends ``opponent_suit_draws`` and ``opponent_declared``: 401 entries, the first 353 unchanged.
     * v0: initial release (``max_steps`` default 100,000); kept as ``crazy_eights_v0`` for reproducing
       old runs. c8env 0.2: the engine state moved to ``env.unwrapped.game``; ``env.state()`` is unchanged.
     """

@@ -351,7 +351,7 @@ class LearnerGames:
 
     @property
     def final_observation(self) -> np.ndarray:
-        """The learner's view of each game whose episode ended in the last step (float32[B, 353])."""
+        """The learner's view of each game whose episode ended in the last step (float32[B, 401])."""
         return self._step.final_observation
 
     def action_masks(self) -> np.ndarray:

@@ -54,7 +54,7 @@ class SingleAgentEnv(gymnasium.Env):
     array after ``reset`` and every step (for loops that read masks from the info).
 
     ## Observation Space
-    ``Box(-1, 1e6, (353,), float32)``: the learner's ``observation`` vector of the AEC
+    ``Box(-1, 1e6, (401,), float32)``: the learner's ``observation`` vector of the AEC
     env (seat-relative, hidden cards never shown; ``c8env.OBS_LAYOUT`` names its parts).
 
     ## Rewards

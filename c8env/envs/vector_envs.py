@@ -12,7 +12,7 @@ act, ``info["current_player"]`` names it.
 
 Both follow Gymnasium 1.2's vector conventions with *same-step* autoreset
 (``metadata["autoreset_mode"]``): a step that ends an episode returns its reward and flags
-together with the next episode's first observation; ``info["final_obs"]`` (float32[B, 353],
+together with the next episode's first observation; ``info["final_obs"]`` (float32[B, 401],
 valid where ``info["_final_obs"]``) holds the finished episode's last observation and
 (``LearnerVectorEnv``) ``info["final_info"]`` its step info. Every info key ``k`` comes with a
 bool mask ``_k`` of the games it holds for. Every other key is there after ``reset`` and every

@@ -34,7 +34,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvStepRetu
 from c8env.actions import NUM_ACTIONS
 from c8env.agents.policy import OBS_SIZES, save_policy
 from c8env.envs.spaces import vector_space
-from c8env.observation import DRAW_RECORD_SIZE, LEGACY_OBS_SIZE, OBS_LAYOUT, OBS_SIZE
+from c8env.observation import DRAW_RECORD_SIZE, OBS_LAYOUT, OBS_SIZE
 from c8env.rules import load_rules
 
 if TYPE_CHECKING:
@@ -58,8 +58,8 @@ def obs_scale() -> np.ndarray:
 
 
 class ScaledObservation(BaseFeaturesExtractor):
-    """Features = the observation's first ``inputs`` entries (all of them, or the ``LEGACY_OBS_SIZE`` of the vector
-    before ``opponent_last_draws``) times :func:`obs_scale` (no learned parameters). Inputs past the observation
+    """Features = the observation's first ``inputs`` entries (all of them, or as many as an earlier vector had,
+    ``EARLIER_OBS_SIZES``) times :func:`obs_scale` (no learned parameters). Inputs past the observation
     vector (a space wider than ``OBS_SIZE``, e.g. hidden cards for a critic) follow them, multiplied by
     ``extra_scale``: 0 hides them from the network behind this extractor."""
 
@@ -69,7 +69,7 @@ class ScaledObservation(BaseFeaturesExtractor):
         if size < OBS_SIZE:
             raise ValueError(f"ScaledObservation needs at least the {OBS_SIZE} observation entries, got {size}")
         if inputs not in OBS_SIZES:
-            raise ValueError(f"ScaledObservation inputs={inputs!r} is invalid; allowed: {OBS_SIZE} or {LEGACY_OBS_SIZE}")
+            raise ValueError(f"ScaledObservation inputs={inputs!r} is invalid; allowed: {', '.join(map(str, OBS_SIZES))}")
         super().__init__(observation_space, features_dim=size - OBS_SIZE + inputs)
         self.inputs = inputs
         """How many of the observation vector's first entries the features hold (the rest follow them)."""

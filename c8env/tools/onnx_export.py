@@ -44,8 +44,8 @@ def export_onnx(model: Any, path: str | Path, metadata: Mapping[str, Any] | None
                 dynamo: bool = True) -> Path:
     """Write ``model`` as an ONNX policy file that :class:`OnnxAgent` plays; returns the path.
 
-    ``model``: a torch module mapping observations float32[batch, 353] to logits float32[batch, 60], or a
-    Stable-Baselines3 model or policy with a ``Box(353)`` observation space (its actor's logits; DQN: its
+    ``model``: a torch module mapping observations float32[batch, 401] to logits float32[batch, 60], or a
+    Stable-Baselines3 model or policy with a ``Box(401)`` observation space (its actor's logits; DQN: its
     Q-values). The file has input ``observation`` and output ``logits``, a dynamic batch axis, and ``metadata``
     (JSON) under the property ``c8env``. ``dynamo``: torch's ``torch.export`` exporter (needs onnxscript), else
     the older TorchScript one. The written file is checked: onnxruntime's scores on a random batch equal the

@@ -48,6 +48,7 @@ import numpy as np
 
 from c8env.engine import State
 from c8env.episode import play_hand
+from c8env.observation import OBS_SIZE
 from c8env.tools.argcheck import Parser, int_at_least
 
 RUNS = 5
@@ -127,7 +128,7 @@ def _noop_env() -> object:
             self.possible_agents = ["player_0", "player_1"]
             self.mask = np.zeros(60, dtype=np.int8)
             self.mask[[3, 17, 56]] = 1
-            obs = spaces.Dict({"observation": spaces.Box(-1, 1e6, (353,), np.float32),
+            obs = spaces.Dict({"observation": spaces.Box(-1, 1e6, (OBS_SIZE,), np.float32),
                                "action_mask": spaces.Box(0, 1, (60,), np.int8)})
             self.observation_spaces = {a: obs for a in self.possible_agents}
             self.action_spaces = {a: spaces.Discrete(60) for a in self.possible_agents}
@@ -148,7 +149,7 @@ def _noop_env() -> object:
             self.agent_selection, self.steps = "player_0", 0
 
         def observe(self, agent: str) -> dict:
-            return {"observation": np.zeros(353, dtype=np.float32), "action_mask": self.mask.copy()}
+            return {"observation": np.zeros(OBS_SIZE, dtype=np.float32), "action_mask": self.mask.copy()}
 
         def step(self, action: int | None) -> None:
             agent = self.agent_selection

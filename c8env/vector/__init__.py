@@ -13,11 +13,11 @@ preset and 2-7 players).
 >>> games = VectorGames(num_envs=4, num_players=2)
 >>> games.reset(seed=0)
 >>> games.observation.shape, games.action_mask.shape
-((4, 353), (4, 60))
+((4, 401), (4, 60))
 >>> rewards, terminated, truncated = games.step(games.random_actions())
 
 Per game, after :meth:`reset` and each :meth:`step`: ``current_player[B]``,
-``observation[B, 353]`` (the ``OBS_LAYOUT`` vector seen by the player to move; not
+``observation[B, 401]`` (the ``OBS_LAYOUT`` vector seen by the player to move; not
 written with ``observations=False``), ``action_mask[B, 60]``. :meth:`step` returns ``rewards[B, num_players]`` (non-zero at
 a hand's end, as ``c8env.episode.hand_rewards``), ``terminated[B]`` and
 ``truncated[B]``. Episodes are hands or matches (``episode``), truncated after

@@ -372,6 +372,9 @@ class VectorGames:
             "voids": [[SUITS[s] for s in range(4) if (int(v) >> s) & 1] for v in g.voids[b]],
             "last_draws": [draw_record_data((int(g.draw_suits[b, p]), int(g.draw_ranks[b, p]), int(g.draw_held[b, p]))
                                             if g.draw_suits[b, p] else None) for p in range(n)],
+            "suit_draws": [{SUITS[s]: int(held) for s, held in enumerate(g.suit_draws[b, p]) if held} for p in range(n)],
+            "declared": [{"suit": SUITS[int(g.declared[b, p]) - 1], "held": int(g.declared_held[b, p])}
+                         if g.declared[b, p] else None for p in range(n)],
             "winner": None if winner < 0 else winner,
             "rules": self.rules.spec(),
         }

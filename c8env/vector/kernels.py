@@ -38,7 +38,8 @@ _RANK_MASKS = np.array(RANK_MASKS, dtype=np.int64)
 _DE_BRUIJN = 0x03F79D71B4CA8B09
 _BIT_INDEX = np.array(sorted(range(64), key=lambda bit: ((1 << bit) * _DE_BRUIJN) % 2**64 >> 58), dtype=np.int64)
 _HAND, _TOP, _SUIT, _RANK, _ANY, _DISCARD, _SIZES, _STOCK_SIZE, _PENDING, _DIRECTION, _PHASE, _DRAWS, \
-    _PLAYERS, _SCORES, _WILD, _VOIDS, _COUNTDOWN, _LAST_DRAWS = (s.start for s in OBS_LAYOUT.values())
+    _PLAYERS, _SCORES, _WILD, _VOIDS, _COUNTDOWN, _LAST_DRAWS, _SUIT_DRAWS, _DECLARED = \
+    (s.start for s in OBS_LAYOUT.values())
 
 
 class Games(NamedTuple):
@@ -69,6 +70,9 @@ class Games(NamedTuple):
     draw_suits: np.ndarray  # int64[B, P] State.last_draws in three arrays: the suit sets (0: no record),
     draw_ranks: np.ndarray  # int64[B, P] the rank sets
     draw_held: np.ndarray  # int64[B, P] and the fewest cards held since
+    suit_draws: np.ndarray  # int64[B, P, 4] State.suit_draws
+    declared: np.ndarray  # int64[B, P] State.declared: the suit declared plus 1 (0: none),
+    declared_held: np.ndarray  # int64[B, P] and the fewest cards held since
     winner: np.ndarray  # -1: nobody
     end_reason: np.ndarray  # index into END_REASONS
     entropy: np.ndarray  # uint64[B, 4] the game's seed as 32-bit words
@@ -84,7 +88,8 @@ def new_games(size: int, num_players: int) -> Games:
     return Games(z(size, num_players), z(size, num_players), z(size, num_players), z(size, MAX_CARDS), z(size),
                  z(size, MAX_CARDS), z(size), z(size), z(size), z(size), z(size), z(size), z(size), z(size), z(size),
                  z(size), z(size), z(size, num_players), z(size), z(size, num_players), z(size, num_players),
-                 z(size, num_players), z(size, num_players), z(size, num_players), z(size, num_players), z(size),
+                 z(size, num_players), z(size, num_players), z(size, num_players), z(size, num_players),
+                 z(size, num_players, 4), z(size, num_players), z(size, num_players), z(size),
                  z(size), np.zeros((size, 4), dtype=np.uint64), z(size), z(size), z(size), z(size))
 
 
@@ -247,6 +252,10 @@ def _deal(g: Games, b: int, t: Table, s: Scratch) -> None:
         g.draw_suits[b, p] = 0
         g.draw_ranks[b, p] = 0
         g.draw_held[b, p] = 0
+        for suit in range(4):
+            g.suit_draws[b, p, suit] = 0
+        g.declared[b, p] = 0
+        g.declared_held[b, p] = 0
     _set_wild(g, b, t)
     most = 0
     for p in range(n):
@@ -483,6 +492,9 @@ def _record_draw(g: Games, b: int, p: int) -> None:
     g.draw_suits[b, p] = suits
     g.draw_ranks[b, p] = ranks
     g.draw_held[b, p] = g.sizes[b, p]
+    for suit in range(4):
+        if (suits >> suit) & 1:
+            g.suit_draws[b, p, suit] = g.sizes[b, p]
 
 
 @jit
@@ -541,9 +553,15 @@ def _play(g: Games, b: int, t: Table, p: int, card: int) -> None:
     g.discard_len[b] += 1
     g.voids[b, p] = 0
     g.passes[b] = 0
-    if g.draw_held[b, p] > g.sizes[b, p]:
-        g.draw_held[b, p] = g.sizes[b, p]
-    if g.sizes[b, p] == 0:
+    size = g.sizes[b, p]
+    if g.draw_held[b, p] > size:
+        g.draw_held[b, p] = size
+    for suit in range(4):
+        if g.suit_draws[b, p, suit] > size:
+            g.suit_draws[b, p, suit] = size
+    if g.declared_held[b, p] > size:
+        g.declared_held[b, p] = size
+    if size == 0:
         _end_hand(g, b, t, p, _OUT)
         return
     suit, rank = card // NUM_RANKS, card % NUM_RANKS
@@ -580,6 +598,8 @@ def apply(g: Games, b: int, t: Table, action: int, s: Scratch) -> None:
             _end_hand(g, b, t, -1, _STOP)
     elif phase == DECLARE:
         _set_top(g, b, action - DECLARE_BASE, -1)
+        g.declared[b, p] = action - DECLARE_BASE + 1
+        g.declared_held[b, p] = g.sizes[b, p]
         if g.discard_len[b] == 1:  # the dealer declared for a wild starter
             _advance(g, b, t, 1)
         else:
@@ -692,6 +712,12 @@ def encode(g: Games, b: int, t: Table, seat: int, obs: np.ndarray) -> None:
             for r in range(NUM_RANKS):
                 obs[at + 4 + r] = (ranks >> r) & 1
             obs[at + DRAW_RECORD_SIZE - 1] = g.draw_held[b, other]
+        size = g.sizes[b, other]
+        if size:
+            for s in range(4):
+                obs[_SUIT_DRAWS + 4 * (k - 1) + s] = g.suit_draws[b, other, s] / size
+            if g.declared[b, other]:
+                obs[_DECLARED + 4 * (k - 1) + g.declared[b, other] - 1] = g.declared_held[b, other] / size
     obs[_STOCK_SIZE] = g.stock_len[b]
     obs[_PENDING] = g.pending[b]
     obs[_DIRECTION] = g.direction[b]

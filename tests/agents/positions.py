@@ -9,7 +9,7 @@ from c8env.envs.single_agent import SingleAgentEnv
 
 
 def positions(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Observations float32[count, 353] and masks int8[count, 60] of a learner seat playing random legal moves."""
+    """Observations float32[count, 401] and masks int8[count, 60] of a learner seat playing random legal moves."""
     env = SingleAgentEnv(num_players=2, opponents="random")
     rng = np.random.default_rng(seed)
     obs, _ = env.reset(seed=seed)

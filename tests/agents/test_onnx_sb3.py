@@ -162,7 +162,7 @@ def _raw_export(module: torch.nn.Module, path: Path, width: int) -> Path:
 @pytest.mark.parametrize("case, expected", [
     ("missing", "no such .onnx file"),
     ("garbage", "is not a readable ONNX model"),
-    ("input", r"its input 'x' is tensor\(float\) \['batch', 100\]; expected float32\[batch, 353\]"),
+    ("input", r"its input 'x' is tensor\(float\) \['batch', 100\]; expected float32\[batch, 401\]"),
     ("output", r"gives float32 \[2, 10\] for a batch of 2; expected float32\[batch, 60\]"),
 ])
 def test_bad_onnx_files_are_refused_in_one_line_naming_the_file(tmp_path, case: str, expected: str) -> None:
@@ -224,7 +224,7 @@ class DictSpaceEnv(SingleAgentEnv):
 
 
 def sb3_model(algorithm: str, space: str):
-    """A tiny model of ``algorithm`` on a Box(353) or Dict observation space; MaskablePPO learns a few steps, the
+    """A tiny model of ``algorithm`` on a Box(401) or Dict observation space; MaskablePPO learns a few steps, the
     actors' logits are scaled up so that the argmax is far from float rounding, and drawing or passing made
     unattractive so that hands end."""
     sb3 = pytest.importorskip("stable_baselines3")

@@ -150,7 +150,7 @@ def test_gymnasium_make_in_a_fresh_process() -> None:
     )
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok (353,) 3"
+    assert out.stdout.strip() == "ok (401,) 3"
 
 
 def test_single_agent_reset_refused_late_changes_nothing() -> None:

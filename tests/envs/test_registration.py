@@ -50,7 +50,7 @@ def test_import_c8env_then_gymnasium_registers_every_id_without_loading_the_envs
         assert env.unwrapped.max_steps == 10_000 and info["action_mask"].any()
         assert gymnasium.make("c8env/SingleAgent-v0").unwrapped.max_steps == 100_000
         vec = gymnasium.make_vec("c8env/LearnerVector-v1", num_envs=2, opponents="greedy")
-        assert vec.games.max_steps == 10_000 and vec.reset(seed=0)[0].shape == (2, 353)
+        assert vec.games.max_steps == 10_000 and vec.reset(seed=0)[0].shape == (2, 401)
         assert gymnasium.make_vec("c8env/LearnerVector-v0", num_envs=2).games.max_steps == 100_000
         assert gymnasium.make_vec("c8env/SelfPlayVector-v1", num_envs=2).games.max_steps == 10_000
         assert gymnasium.make_vec("c8env/SelfPlayVector-v0", num_envs=2).games.max_steps == 100_000

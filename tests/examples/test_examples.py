@@ -102,7 +102,7 @@ def test_sb3_wrapper_is_a_gymnasium_env_with_masks() -> None:
     obs, _ = env.reset(seed=3)
     while len(results) < 20:
         mask = env.action_masks()
-        assert obs.shape == (353,) and mask.any()
+        assert obs.shape == (401,) and mask.any()
         obs, reward, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
         if terminated or truncated:
             assert not env.action_masks().any()

@@ -51,7 +51,7 @@ def hidden_cards(env: BatchedVecEnv, stock_cards: int) -> np.ndarray:
 
 @pytest.mark.parametrize("stock_cards", [0, 3, 60])
 def test_the_observation_is_followed_by_the_other_hands_and_the_stock(stock_cards):
-    """Same seeds, same actions: the oracle envs' first 353 entries are the plain envs' observation, the rest the
+    """Same seeds, same actions: the oracle envs' first 401 entries are the plain envs' observation, the rest the
     other players' true hands and the stock's top cards, at every step (hands dealt anew after episodes end
     included; 60 cards: more than the stock holds, zeros below its bottom)."""
     oracle = make_vec_env(config(oracle_critic=True, oracle_stock_cards=stock_cards), [])
@@ -80,7 +80,7 @@ def test_the_observation_is_followed_by_the_other_hands_and_the_stock(stock_card
 
 def test_the_actor_ignores_the_hands_and_exports_as_any_other(tmp_path):
     """The critic's value moves with the hidden hands (once its weights on them are trained), the actor's
-    logits do not; the exported NumPy policy reads the 353-entry observation and gives the torch actor's logits."""
+    logits do not; the exported NumPy policy reads the 401-entry observation and gives the torch actor's logits."""
     env = make_vec_env(config(oracle_critic=True), [])
     model = build_model(config(oracle_critic=True), env)
     policy = model.policy
@@ -105,7 +105,7 @@ def test_the_actor_ignores_the_hands_and_exports_as_any_other(tmp_path):
 
 
 def test_a_plain_space_and_an_actor_reading_the_hands_are_refused():
-    with pytest.raises(ValueError, match="at least the 353 observation entries"):
+    with pytest.raises(ValueError, match="at least the 401 observation entries"):
         ScaledObservation(spaces.Box(0.0, 1.0, (10,)))
     model = build_model(config(oracle_critic=True), make_vec_env(config(oracle_critic=True), []))
     model.policy.pi_features_extractor.scale[OBS_SIZE] = 1.0

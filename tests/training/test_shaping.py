@@ -196,6 +196,6 @@ def test_a_run_trains_with_shaping_self_and_no_critic(tmp_path):
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     run = tmp_path / "shaped-s0"
-    assert load(str(run / "policy.npz"), num_players=4).layers[0][0].shape == (32, 353)
+    assert load(str(run / "policy.npz"), num_players=4).layers[0][0].shape == (32, 401)
     model = MaskablePPO.load(str(sorted((run / "checkpoints").glob("*.zip"))[-1]), device="cpu")
     assert not model.policy.value_net.weight.any() and not model.policy.value_net.bias.any()

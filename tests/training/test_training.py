@@ -95,8 +95,8 @@ def test_overrides_are_typed():
     (["oracle_critic=true", "cutoff_reward=-1", "vec_env=subproc"], "config key 'oracle_critic' = True is invalid: "
                                                                      "the other hands come from the batched envs"),
     (["pretrain_prior_weight=0"], "config key 'pretrain_prior_weight' = 0 is invalid: should be greater than 0"),
-    (["obs_size=300"], "config key 'obs_size' = 300 is invalid: should be 353 (the whole observation) or 245 (its "
-                       "entries before opponent_last_draws)"),
+    (["obs_size=300"], "config key 'obs_size' = 300 is invalid: should be 401 (the whole observation), 353 (its "
+                       "entries before opponent_suit_draws) or 245 (before opponent_last_draws)"),
 ])
 def test_config_errors_name_the_key(overrides, message):
     with pytest.raises(ValueError) as err:
@@ -361,13 +361,13 @@ def test_extra_demonstrations_add_saved_recordings_of_any_settings(tmp_path):
                                  "pretrain_samples": 120, "pretrain_demos": str(path)})
     recorded, _ = imitation.demonstrations(recorder, 3)
     fitter = config_from_dict({**TINY, "pretrain_agent": "expert", "pretrain_extra_demos": [str(path)]})
-    (extra,) = imitation.extra_demonstrations(fitter, 353)
+    (extra,) = imitation.extra_demonstrations(fitter, 401)
     assert all(np.array_equal(getattr(extra, k), getattr(recorded, k), equal_nan=True) for k in imitation._FIELDS)
-    with pytest.raises(ValueError, match="dagger.npz holds observations of 353 entries, the warm start's recording 245"):
+    with pytest.raises(ValueError, match="dagger.npz holds observations of 401 entries, the warm start's recording 245"):
         imitation.extra_demonstrations(fitter, 245)
     missing = fitter.model_copy(update={"pretrain_extra_demos": [str(tmp_path / "none.npz")]})
     with pytest.raises(ValueError, match="none.npz is not a file"):
-        imitation.extra_demonstrations(missing, 353)
+        imitation.extra_demonstrations(missing, 401)
 
 
 def test_demonstrations_keep_the_search_results_and_are_saved_reused_and_checked(tmp_path):
@@ -392,11 +392,11 @@ def test_demonstrations_keep_the_search_results_and_are_saved_reused_and_checked
         demonstrations(config.model_copy(update={"pretrain_agent": "expert:simulations=6"}), seed=3)
     with pytest.raises(ValueError, match=r"\(differ: seed\)"):
         demonstrations(config, seed=4)
-    with np.load(path) as saved:  # a recording made before opponent_last_draws: 245 entries a row
+    with np.load(path) as saved:  # a recording made on the vector before opponent_last_draws: 245 entries a row
         arrays = {key: saved[key] for key in saved.files}
     np.savez(path, **{**arrays, "obs": arrays["obs"][:, :245]})
-    with pytest.raises(ValueError, match="holds observations of 245 entries, recorded before opponent_last_draws; "
-                                         "obs_size 353 reads more: set obs_size=245"):
+    with pytest.raises(ValueError, match="holds observations of 245 entries, recorded on an earlier vector; "
+                                         "obs_size 401 reads more: set obs_size=245"):
         demonstrations(config, seed=3)
     legacy, loaded = demonstrations(config.model_copy(update={"obs_size": 245}), seed=3)
     assert loaded and np.array_equal(legacy.obs, demos.obs[:, :245])

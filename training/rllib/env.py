@@ -1,7 +1,7 @@
 """``crazy_eights_v1`` (:func:`c8env.raw_env`) as an RLlib ``MultiAgentEnv``: turn-based, one observation per step for
 the player to move.
 
-The observation of each agent is the AEC env's own dict (``observation``: float32 353,
+The observation of each agent is the AEC env's own dict (``observation``: float32 401,
 ``action_mask``: int8 60), so RLlib's modules and c8env's agents read the same thing.
 Each step rewards every agent that has moved (0 until a hand ends; RLlib adds them to each agent's last step);
 at the episode's end each agent that moved gets its final observation. An illegal action
