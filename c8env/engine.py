@@ -743,9 +743,8 @@ class State:
             "countdown": list(self.countdown),
             "voids": [[SUITS[s] for s in range(4) if (v >> s) & 1] for v in self.voids],
             "last_draws": [draw_record_data(record) for record in self.last_draws],
-            "suit_draws": [{SUITS[suit]: held for suit, held in enumerate(record) if held} for record in self.suit_draws],
-            "declared": [None if record is None else {"suit": SUITS[record[0]], "held": record[1]}
-                         for record in self.declared],
+            "suit_draws": [suit_draws_data(record) for record in self.suit_draws],
+            "declared": [declaration_data(record) for record in self.declared],
             "winner": self.winner,
             "rules": self.rules.spec(),
         }
@@ -778,6 +777,16 @@ def draw_record_data(record: DrawRecord | None) -> dict[str, Any] | None:
     suits, ranks, held = record
     return {"suits": [SUITS[s] for s in range(NUM_SUITS) if (suits >> s) & 1],
             "ranks": [RANKS[r] for r in range(NUM_RANKS) if (ranks >> r) & 1], "held": held}
+
+
+def suit_draws_data(record: SuitDraws) -> dict[str, int]:
+    """A :data:`SuitDraws` record as state-dict data: suit char -> cards held since, the suits without one left out."""
+    return {SUITS[suit]: held for suit, held in enumerate(record) if held}
+
+
+def declaration_data(record: Declaration | None) -> dict[str, Any] | None:
+    """A :data:`Declaration` as state-dict data: ``{"suit": suit char, "held": n}`` or None."""
+    return None if record is None else {"suit": SUITS[record[0]], "held": record[1]}
 
 
 class _StateReader:

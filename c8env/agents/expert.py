@@ -49,7 +49,16 @@ from c8env.agents.decision_view import view_from_state
 from c8env.agents.greedy import greedy_action
 from c8env.agents.policy import PolicyAgent
 from c8env.cards import NUM_CARDS, NUM_SUITS, RANK_MASKS, RANKS, SUIT_MASKS, SUITS, card_text
-from c8env.engine import ANY_SUIT, PHASE_NAMES, Phase, State, draw_record_data, wild_mask_for
+from c8env.engine import (
+    ANY_SUIT,
+    PHASE_NAMES,
+    Phase,
+    State,
+    declaration_data,
+    draw_record_data,
+    suit_draws_data,
+    wild_mask_for,
+)
 from c8env.episode import MAX_HAND_STEPS, POLICY_ROLLOUT_STEPS, hand_rewards, play_hand
 from c8env.observation import StateObservation, check_observation, decode_observation
 from c8env.rules import RuleSet
@@ -81,10 +90,8 @@ def public_position(observation: dict, rules: RuleSet) -> tuple[dict, list[int],
         "countdown": seen.countdown if rules.countdown else [8] * n,
         "voids": [[]] + [[SUITS[s] for s in range(NUM_SUITS) if (voids >> s) & 1] for voids in seen.opponent_voids],
         "last_draws": [None] + [draw_record_data(record) for record in seen.opponent_last_draws],
-        "suit_draws": [{}] + [{SUITS[suit]: held for suit, held in enumerate(record) if held}
-                              for record in seen.opponent_suit_draws],
-        "declared": [None] + [None if record is None else {"suit": SUITS[record[0]], "held": record[1]}
-                              for record in seen.opponent_declared],
+        "suit_draws": [{}] + [suit_draws_data(record) for record in seen.opponent_suit_draws],
+        "declared": [None] + [declaration_data(record) for record in seen.opponent_declared],
     }
     return data, unseen, sizes
 

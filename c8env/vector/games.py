@@ -20,7 +20,9 @@ from c8env.engine import (
     State,
     check_deal_fits,
     check_num_players,
+    declaration_data,
     draw_record_data,
+    suit_draws_data,
 )
 from c8env.episode import DEFAULT_MAX_STEPS, check_episode_args
 from c8env.observation import OBS_SIZE
@@ -372,9 +374,9 @@ class VectorGames:
             "voids": [[SUITS[s] for s in range(4) if (int(v) >> s) & 1] for v in g.voids[b]],
             "last_draws": [draw_record_data((int(g.draw_suits[b, p]), int(g.draw_ranks[b, p]), int(g.draw_held[b, p]))
                                             if g.draw_suits[b, p] else None) for p in range(n)],
-            "suit_draws": [{SUITS[s]: int(held) for s, held in enumerate(g.suit_draws[b, p]) if held} for p in range(n)],
-            "declared": [{"suit": SUITS[int(g.declared[b, p]) - 1], "held": int(g.declared_held[b, p])}
-                         if g.declared[b, p] else None for p in range(n)],
+            "suit_draws": [suit_draws_data(tuple(int(held) for held in g.suit_draws[b, p])) for p in range(n)],
+            "declared": [declaration_data((int(g.declared[b, p]) - 1, int(g.declared_held[b, p]))
+                                          if g.declared[b, p] else None) for p in range(n)],
             "winner": None if winner < 0 else winner,
             "rules": self.rules.spec(),
         }
