@@ -9,7 +9,8 @@ plays is recorded with the discounted reward that seat finally got and, for a se
 ``pretrain_temperature``, to a softmax of the search's results, optionally regularised by the log-probabilities
 of a ``pretrain_prior`` network) and its critic to the returns.
 :func:`demonstrations` records them, or loads them from ``pretrain_demos`` when an earlier run
-with the same recording settings saved them there. With ``pretrain_behaviour`` another agent plays the
+with the same recording settings saved them there (the file keeps the hands, :class:`Hands`, which loading
+replays to the observations). With ``pretrain_behaviour`` another agent plays the
 demonstrator's seats and the demonstrator only labels the positions it reaches (DAgger);
 :func:`extra_demonstrations` adds saved recordings to the fit.
 """
@@ -37,8 +38,8 @@ from c8env.actions import NUM_ACTIONS
 from c8env.agents import ExpertAgent, load, watchers
 from c8env.engine import State
 from c8env.episode import hand_rewards, play_hand
-from c8env.observation import StateObservation
-from c8env.rules import load_rules
+from c8env.observation import OBS_SIZE, StateObservation
+from c8env.rules import RuleSet, load_rules
 from c8env.seeding import derive_seed
 from training.config import TrainConfig
 from training.oracle import OracleSearch
@@ -54,24 +55,83 @@ RECORDING_KEYS = ("rules", "num_players", "reward", "gamma", "seed", "pretrain_a
                   "pretrain_max_steps")
 
 
+_HAND_FIELDS = ("deals", "seats", "lengths", "decisions", "moves")
+
+
+@dataclass
+class Hands:
+    """The hands a recording was made in, enough to replay it: per hand the deal's seed, the seats whose
+    decisions were recorded (a bit per seat), its number of moves and of recorded decisions (the last hand of a
+    chunk keeps only the first ones), and ``moves``: every move made, hand after hand."""
+
+    deals: np.ndarray
+    seats: np.ndarray
+    lengths: np.ndarray
+    decisions: np.ndarray
+    moves: np.ndarray
+
+    @classmethod
+    def concat(cls, parts: list[Hands]) -> Hands:
+        return cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in _HAND_FIELDS))
+
+    def head(self, decisions: int) -> Hands:
+        """The hands of the first ``decisions`` recorded decisions."""
+        before = np.concatenate([[0], np.cumsum(self.decisions)])
+        count = int(np.searchsorted(before, decisions))  # the hands that hold them
+        kept = np.minimum(self.decisions[:count], decisions - before[:count])
+        return Hands(self.deals[:count], self.seats[:count], self.lengths[:count], kept,
+                     self.moves[:int(self.lengths[:count].sum())])
+
+    def replay(self, rules: RuleSet, num_players: int) -> tuple[np.ndarray, np.ndarray]:
+        """The observation and action mask of every recorded decision, from the hands' deals and moves."""
+        observations, masks = [], []
+        start = 0
+        for deal, seats, length, wanted in zip(self.deals, self.seats, self.lengths, self.decisions, strict=True):
+            state, taken = State.new(num_players, rules, seed=int(deal)), 0
+            for move in self.moves[start:start + length]:
+                if taken == wanted:
+                    break
+                if int(seats) >> state.current_player & 1:
+                    view = StateObservation(state, state.current_player)
+                    observations.append(view["observation"])
+                    masks.append(view["action_mask"].astype(bool))
+                    taken += 1
+                state.apply(int(move))
+            if taken != wanted:
+                raise ValueError(f"the hand dealt with seed {deal} holds {taken} recorded decisions, not {wanted}")
+            start += length
+        if not observations:
+            return np.zeros((0, OBS_SIZE), np.float32), np.zeros((0, NUM_ACTIONS), bool)
+        return np.stack(observations), np.stack(masks)
+
+
 @dataclass
 class Demonstrations:
     """Arrays of equal length: float32 observations, bool masks, int64 actions, float32 returns, and
     float32 ``values`` (one row of ``NUM_ACTIONS`` per decision: the search's mean result of each
-    searched move, NaN elsewhere and on decisions that were not searched)."""
+    searched move, NaN elsewhere and on decisions that were not searched); ``hands``: the hands they were
+    recorded in (what a saved recording keeps, :func:`demonstrations`)."""
 
     obs: np.ndarray
     masks: np.ndarray
     actions: np.ndarray
     returns: np.ndarray
     values: np.ndarray
+    hands: Hands | None = None
 
     def __len__(self) -> int:
         return len(self.actions)
 
     @classmethod
     def concat(cls, parts: list[Demonstrations]) -> Demonstrations:
-        return cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in _FIELDS))
+        hands = [p.hands for p in parts]
+        return cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in _FIELDS),
+                   hands=None if None in hands else Hands.concat(hands))
+
+    def head(self, decisions: int) -> Demonstrations:
+        """The first ``decisions`` decisions."""
+        return Demonstrations(*(getattr(self, k)[:decisions] for k in _FIELDS),
+                              hands=None if self.hands is None else self.hands.head(decisions))
 
 
 def _search_values(agent: Any) -> np.ndarray:
@@ -84,10 +144,11 @@ def _search_values(agent: Any) -> np.ndarray:
 
 
 def _play_hand(state: State, agents: list[Any], demonstrator: list[bool], behaviour: list[Any | None],
-               max_steps: int) -> list[tuple[int, np.ndarray, np.ndarray, int, np.ndarray]]:
+               max_steps: int) -> tuple[list[tuple[int, np.ndarray, np.ndarray, int, np.ndarray]], list[int]]:
     """Play the hand of ``state`` (at most ``max_steps`` moves); the ``(seat, observation, mask, action, values)``
-    of each demonstrator decision. A seat's ``behaviour`` agent (None: none) plays the move its demonstrator chose."""
-    decisions = []
+    of each demonstrator decision, and every move made. A seat's ``behaviour`` agent (None: none) plays the move
+    its demonstrator chose."""
+    decisions, moves = [], []
 
     def choose(state: State) -> int:
         seat = state.current_player
@@ -102,8 +163,9 @@ def _play_hand(state: State, agents: list[Any], demonstrator: list[bool], behavi
                     agents[seat].moved(action)
         return action
 
-    play_hand(state, choose, max_steps, watchers=watchers(agents))
-    return decisions
+    play_hand(state, choose, max_steps, on_move=lambda _, __, action: moves.append(action),
+              watchers=watchers(agents))
+    return decisions, moves
 
 
 class _Hand(NamedTuple):
@@ -133,8 +195,17 @@ def _hands(config: TrainConfig, seed: int) -> Iterator[_Hand]:
 _Decision = tuple[np.ndarray, np.ndarray, int, float, np.ndarray]  # observation, mask, action, return, values
 
 
-def _record_hand(config: TrainConfig, hand: _Hand) -> list[_Decision]:
-    """The demonstrator's decisions in ``hand``, each with the discounted reward its seat finally got."""
+class _Played(NamedTuple):
+    """A recorded hand: its deal's seed, the demonstrator's seats (a bit each), every move, his decisions."""
+
+    deal: int
+    seats: int
+    moves: list[int]
+    decisions: list[_Decision]
+
+
+def _record_hand(config: TrainConfig, hand: _Hand) -> _Played:
+    """``hand`` played: the demonstrator's decisions, each with the discounted reward its seat finally got."""
     rules = load_rules(config.rules)
     n = config.num_players
     agents = [load(s, rules=rules, num_players=n, seed=seed) for s, seed in zip(hand.specs, hand.seeds, strict=True)]
@@ -145,7 +216,7 @@ def _record_hand(config: TrainConfig, hand: _Hand) -> list[_Decision]:
                  if mine and config.pretrain_behaviour else None
                  for mine, seed in zip(demonstrator, hand.seeds, strict=True)]
     state = State.new(n, rules, seed=hand.deal)
-    decisions = _play_hand(state, agents, demonstrator, behaviour, config.pretrain_max_steps)
+    decisions, moves = _play_hand(state, agents, demonstrator, behaviour, config.pretrain_max_steps)
     final = hand_rewards(state, config.reward) if state.hand_over else [0.0] * n  # a cut-off hand: no reward
     later = [0] * n  # decisions of the same seat after this one
     returns = [0.0] * len(decisions)
@@ -153,16 +224,17 @@ def _record_hand(config: TrainConfig, hand: _Hand) -> list[_Decision]:
         seat = decisions[i][0]
         returns[i] = final[seat] * config.gamma ** later[seat]
         later[seat] += 1
-    return [(obs, mask, action, value, searched)
-            for (_, obs, mask, action, searched), value in zip(decisions, returns, strict=True)]
+    return _Played(hand.deal, sum(1 << seat for seat, mine in enumerate(demonstrator) if mine), moves,
+                   [(obs, mask, action, value, searched)
+                    for (_, obs, mask, action, searched), value in zip(decisions, returns, strict=True)])
 
 
-def _in_order(executor: Executor, function: Callable[[_Hand], list[_Decision]],
-              hands: Iterator[_Hand], ahead: int) -> Iterator[list[_Decision]]:
+def _in_order(executor: Executor, function: Callable[[_Hand], _Played],
+              hands: Iterator[_Hand], ahead: int) -> Iterator[_Played]:
     """``function`` of each hand, run by ``executor`` with ``ahead`` hands running or queued at any time (a hand
     that ends early frees its place at once), yielded in the hands' order; the hands not yet started when the
     caller stops are cancelled."""
-    flight: deque[Future[list[_Decision]]] = deque()
+    flight: deque[Future[_Played]] = deque()
     try:
         while True:
             running = [future for future in flight if not future.done()]
@@ -184,14 +256,21 @@ def _record(config: TrainConfig, samples: int, seed: int, bar: tqdm, executor: E
     parts = map(record, _hands(config, seed)) if executor is None else \
         _in_order(executor, record, _hands(config, seed), ahead)
     decisions: list[_Decision] = []
-    for part in parts:
-        bar.update(min(len(part), samples - len(decisions)))
-        decisions += part
+    played: list[_Played] = []
+    for hand in parts:
+        bar.update(min(len(hand.decisions), samples - len(decisions)))
+        decisions += hand.decisions
+        played.append(hand)
         if len(decisions) >= samples:
             break
     obs, masks, actions, returns, values = zip(*decisions[:samples], strict=True)
+    counts = [len(hand.decisions) for hand in played]
+    counts[-1] -= len(decisions) - samples
+    hands = Hands(np.array([hand.deal for hand in played], np.int64), np.array([hand.seats for hand in played],
+                  np.uint8), np.array([len(hand.moves) for hand in played], np.int32), np.array(counts, np.int32),
+                  np.array([move for hand in played for move in hand.moves], np.int16))
     return Demonstrations(np.stack(obs), np.stack(masks), np.asarray(actions, dtype=np.int64),
-                          np.asarray(returns, dtype=np.float32), np.stack(values))
+                          np.asarray(returns, dtype=np.float32), np.stack(values), hands)
 
 
 def record_demonstrations(config: TrainConfig, samples: int, seed: int, workers: int = 1, progress: bool = True,
@@ -242,17 +321,22 @@ def demonstrations(config: TrainConfig, seed: int, workers: int = 1) -> tuple[De
     held = _saved_demonstrations(path, config, seed) if path is not None and path.is_file() else None
     wanted = config.pretrain_samples
     if held is not None and len(held) >= wanted:
-        return Demonstrations(*(getattr(held, k)[:wanted] for k in _FIELDS)), True
+        return held.head(wanted), True
     kept = 0 if held is None else len(held) // _CHUNK * _CHUNK  # whole chunks: a part-chunk is recorded again
-    before = [] if held is None else [Demonstrations(*(getattr(held, k)[:kept] for k in _FIELDS))]
+    before = [] if held is None else [held.head(kept)]
 
     def save(recorded: Demonstrations) -> None:
         demos = Demonstrations.concat([*before, recorded])
+        assert demos.hands is not None  # recorded and loaded demonstrations have them
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".part")
         with partial.open("wb") as file:
-            np.savez(file, recording=json.dumps({**_recording(config), "pretrain_samples": len(demos)}), seed=seed,
-                     **{k: getattr(demos, k) for k in _FIELDS})
+            np.savez_compressed(
+                file, recording=json.dumps({**_recording(config), "pretrain_samples": len(demos)}), seed=seed,
+                actions=demos.actions.astype(np.int16), returns=demos.returns,
+                searched=np.packbits(np.isfinite(demos.values), axis=1),
+                searched_values=demos.values[np.isfinite(demos.values)],
+                **{k: getattr(demos.hands, k) for k in _HAND_FIELDS})
         partial.replace(path)
 
     recorded = record_demonstrations(config, wanted - kept, seed, workers, first_chunk=kept // _CHUNK,
@@ -260,20 +344,30 @@ def demonstrations(config: TrainConfig, seed: int, workers: int = 1) -> tuple[De
     return Demonstrations.concat([*before, recorded]), False
 
 
-def extra_demonstrations(config: TrainConfig, width: int) -> list[Demonstrations]:
-    """The decisions of each of ``config.pretrain_extra_demos``, checked to hold observations ``width`` wide."""
+def extra_demonstrations(config: TrainConfig) -> list[Demonstrations]:
+    """The decisions of each of ``config.pretrain_extra_demos`` (recorded with any settings)."""
     extras = []
     for name in config.pretrain_extra_demos:
         path = Path(name)
         if not path.is_file():
             raise ValueError(f"pretrain_extra_demos: {path} is not a file (record it first with pretrain_demos)")
         with np.load(path) as saved:
-            extra = Demonstrations(*(saved[k] for k in _FIELDS))
-        if extra.obs.shape[1] != width:
-            raise ValueError(f"pretrain_extra_demos: {path} holds observations of {extra.obs.shape[1]} entries, "
-                             f"the warm start's recording {width}")
-        extras.append(extra)
+            extras.append(_replayed(path, saved))
     return extras
+
+
+def _replayed(path: Path, saved: Any) -> Demonstrations:
+    """The demonstrations of an opened recording file: its hands replayed to today's observations."""
+    if "moves" not in saved.files:
+        raise ValueError(f"{path} holds observations, as those saved by c8env 0.2.0 and earlier do, instead of the "
+                         "moves that replay them; delete it to record again")
+    recorded_with = json.loads(str(saved["recording"]))
+    hands = Hands(*(saved[k] for k in _HAND_FIELDS))
+    obs, masks = hands.replay(load_rules(recorded_with["rules"]), recorded_with["num_players"])
+    searched = np.unpackbits(saved["searched"], axis=1, count=NUM_ACTIONS).astype(bool)
+    values = np.full(searched.shape, np.nan, np.float32)
+    values[searched] = saved["searched_values"]
+    return Demonstrations(obs, masks, saved["actions"].astype(np.int64), saved["returns"], values, hands)
 
 
 def _saved_demonstrations(path: Path, config: TrainConfig, seed: int) -> Demonstrations:
@@ -288,12 +382,7 @@ def _saved_demonstrations(path: Path, config: TrainConfig, seed: int) -> Demonst
         if differ or int(saved["seed"]) != seed:
             raise ValueError(f"pretrain_demos {path} was recorded with other settings (differ: "
                              f"{', '.join(differ) or 'seed'}); delete it or point pretrain_demos elsewhere")
-        width = saved["obs"].shape[1]
-        if width < config.obs_size:
-            raise ValueError(f"pretrain_demos {path} holds observations of {width} entries, recorded on an earlier "
-                             f"vector; obs_size {config.obs_size} reads more: set obs_size={width}, or delete the "
-                             "file to record again")
-        return Demonstrations(*(saved[k] for k in _FIELDS))
+        return _replayed(path, saved)
 
 
 # ----- behaviour cloning ------------------------------------------------------------------------------
@@ -422,5 +511,5 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
             "samples": float(len(demos))}
 
 
-__all__ = ["RECORDING_KEYS", "Demonstrations", "behaviour_clone", "demonstrations", "extra_demonstrations",
+__all__ = ["RECORDING_KEYS", "Demonstrations", "Hands", "behaviour_clone", "demonstrations", "extra_demonstrations",
            "load_prior", "lr_factor", "masked_logits", "prior_log_probs", "record_demonstrations", "recording_seed", "search_targets"]

@@ -128,7 +128,7 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
                 demos, loaded = demonstrations(config, derive_seed(recording_seed(config), 7, bits=31),
                                                workers=config.eval_workers)
                 own = len(demos)
-                demos = Demonstrations.concat([demos, *extra_demonstrations(config, demos.obs.shape[1])])
+                demos = Demonstrations.concat([demos, *extra_demonstrations(config)])
                 recorded = time.perf_counter() - clock
                 metrics = behaviour_clone(model, demos, config, derive_seed(config.seed, 8, bits=31))
                 cloned = time.perf_counter() - clock - recorded

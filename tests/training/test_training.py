@@ -361,13 +361,11 @@ def test_extra_demonstrations_add_saved_recordings_of_any_settings(tmp_path):
                                  "pretrain_samples": 120, "pretrain_demos": str(path)})
     recorded, _ = imitation.demonstrations(recorder, 3)
     fitter = config_from_dict({**TINY, "pretrain_agent": "expert", "pretrain_extra_demos": [str(path)]})
-    (extra,) = imitation.extra_demonstrations(fitter, 401)
+    (extra,) = imitation.extra_demonstrations(fitter)  # replayed from the moves: the positions random reached
     assert all(np.array_equal(getattr(extra, k), getattr(recorded, k), equal_nan=True) for k in imitation._FIELDS)
-    with pytest.raises(ValueError, match="dagger.npz holds observations of 401 entries, the warm start's recording 245"):
-        imitation.extra_demonstrations(fitter, 245)
     missing = fitter.model_copy(update={"pretrain_extra_demos": [str(tmp_path / "none.npz")]})
     with pytest.raises(ValueError, match="none.npz is not a file"):
-        imitation.extra_demonstrations(missing, 401)
+        imitation.extra_demonstrations(missing)
 
 
 def test_demonstrations_keep_the_search_results_and_are_saved_reused_and_checked(tmp_path):
@@ -392,14 +390,17 @@ def test_demonstrations_keep_the_search_results_and_are_saved_reused_and_checked
         demonstrations(config.model_copy(update={"pretrain_agent": "expert:simulations=6"}), seed=3)
     with pytest.raises(ValueError, match=r"\(differ: seed\)"):
         demonstrations(config, seed=4)
-    with np.load(path) as saved:  # a recording made on the vector before opponent_last_draws: 245 entries a row
+    with np.load(path) as saved:  # the file holds the hands' moves, not their observations
         arrays = {key: saved[key] for key in saved.files}
-    np.savez(path, **{**arrays, "obs": arrays["obs"][:, :245]})
-    with pytest.raises(ValueError, match="holds observations of 245 entries, recorded on an earlier vector; "
-                                         "obs_size 401 reads more: set obs_size=245"):
+    assert "obs" not in arrays and arrays["moves"].dtype == np.int16 and arrays["moves"].size > 300
+    np.savez(path, **{**arrays, "moves": arrays["moves"][::-1]})
+    with pytest.raises(c8env.IllegalActionError):  # other moves do not replay
         demonstrations(config, seed=3)
-    legacy, loaded = demonstrations(config.model_copy(update={"obs_size": 245}), seed=3)
-    assert loaded and np.array_equal(legacy.obs, demos.obs[:, :245])
+    del arrays["moves"]
+    np.savez(path, **{**arrays, "obs": demos.obs, "masks": demos.masks})  # as c8env 0.2.0 saved them
+    with pytest.raises(ValueError, match="holds observations, as those saved by c8env 0.2.0 and earlier do, instead "
+                                         "of the moves that replay them; delete it to record again"):
+        demonstrations(config, seed=3)
 
 
 def test_search_targets_are_a_softmax_of_the_searched_results():
