@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from c8env.observation import LEGACY_OBS_SIZE
+from c8env.seeding import derive_seed
 from training import imitation, record_speed
 from training.config import load_config
 from training.imitation import Demonstrations, record_demonstrations
@@ -79,3 +80,18 @@ def test_recording_counts_its_decisions_on_a_progress_bar_unless_told_not_to(tmp
     hidden = record_demonstrations(config, 70, seed=3, progress=False)
     assert capsys.readouterr().err == ""
     assert digest(shown) == digest(hidden)
+
+
+def test_the_committed_teacher_recording_replays_under_its_config() -> None:
+    """training/recordings/ keeps the 4-player teacher's recording as hands (deals and moves): it loads with its
+    config's settings, replays on today's engine, and each recorded move is legal where it was made."""
+    config = load_config(ROOT / "configs/train/distill-hand-standard-4p.yaml")
+    with np.load(ROOT / config.pretrain_demos) as saved:
+        held = len(saved["actions"])
+    assert held > 0 and held % imitation._CHUNK == 0
+    config = config.model_copy(update={"pretrain_demos": str(ROOT / config.pretrain_demos)})
+    seed = derive_seed(imitation.recording_seed(config), 7, bits=31)  # the seed training.train records with
+    demos, loaded = imitation.demonstrations(config.model_copy(update={"pretrain_samples": held}), seed)
+    assert loaded and len(demos) == held and demos.obs.shape[1] == config.obs_size
+    assert demos.masks[np.arange(held), demos.actions].all()
+    assert not (np.isfinite(demos.values) & ~demos.masks).any()
