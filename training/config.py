@@ -254,7 +254,8 @@ class TrainConfig(RunConfig, BaseModel):
     (initialised and shuffled from ``seed``) to the same recording, e.g. the members of an average
     (``python -m training.average``)."""
     pretrain_demos: str | None = None
-    """An ``.npz`` file for the recorded demonstrations: loaded if it exists (recorded with the same
+    """An ``.npz`` file for the recorded demonstrations, kept as the hands they were made in (each deal's seed and
+    every move; loading replays them to the observations): loaded if it exists (recorded with the same
     settings, else an error), written after each chunk of 20,000 decisions if not (null: record, keep nothing).
     A file of more decisions than ``pretrain_samples`` serves their first ones (what a recording of that many
     holds); one of fewer is completed, only the chunks it lacks recorded (so an interrupted recording goes on
