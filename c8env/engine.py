@@ -40,9 +40,9 @@ detail open (also listed there):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import IntEnum
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -76,6 +76,8 @@ from c8env.cards import (
     parse_suit,
 )
 from c8env.rules import Effect, RuleSet, load_rules
+
+T = TypeVar("T")
 
 
 class Phase(IntEnum):
@@ -1040,71 +1042,65 @@ class _StateReader:
                 refuse(f"a hand in play with scores {s.scores}, hands_played {s.hands_played} and countdown "
                        f"{s.countdown}", "the match ended with these totals, so no further hand was dealt")
 
-    def _last_draws(self, sizes: list[int]) -> list[DrawRecord | None]:
-        n = len(sizes)
-        value = self.data.get("last_draws", [None] * n)
-        allowed = (f"a list of {n} entries, each null or {{'suits': [suit chars, at least one], 'ranks': [rank chars], "
-                   "'held': n}} with 0 <= held <= the seat's hand size")
-        if not isinstance(value, (list, tuple)) or len(value) != n:
-            raise ValueError(f"state key 'last_draws' = {value!r} is invalid; allowed: {allowed}")
-        out: list[DrawRecord | None] = []
+    def _per_seat(self, key: str, sizes: list[int], default: list[Any], allowed: str,
+                  parse: Callable[[Any, int], T]) -> list[T]:
+        """The per-seat list under ``key`` (``default`` where absent), each entry read by ``parse(entry, the seat's
+        hand size)``, which raises TypeError or ValueError for an entry outside ``allowed``."""
+        value = self.data.get(key, default)
+        if not isinstance(value, (list, tuple)) or len(value) != len(sizes):
+            raise ValueError(f"state key '{key}' = {value!r} is invalid; allowed: {allowed}")
+        out: list[T] = []
         for seat, entry in enumerate(value):
+            try:
+                out.append(parse(entry, sizes[seat]))
+            except (TypeError, ValueError):
+                raise ValueError(f"state key '{key}' has {entry!r} for seat {seat}; allowed: {allowed}") from None
+        return out
+
+    def _last_draws(self, sizes: list[int]) -> list[DrawRecord | None]:
+        def parse(entry: Any, size: int) -> DrawRecord | None:
             if entry is None:
-                out.append(None)
-                continue
+                return None
             if not isinstance(entry, Mapping) or set(entry) != {"suits", "ranks", "held"} \
                     or not all(isinstance(entry[key], (list, tuple)) for key in ("suits", "ranks")) or not entry["suits"] \
-                    or type(entry["held"]) is not int or not 0 <= entry["held"] <= sizes[seat]:
-                raise ValueError(f"state key 'last_draws' has {entry!r} for seat {seat}; allowed: {allowed}")
-            try:
-                suits = sum({1 << parse_suit(text) for text in entry["suits"]})
-                ranks = sum({1 << parse_rank(text) for text in entry["ranks"]})
-            except (TypeError, ValueError):
-                raise ValueError(f"state key 'last_draws' has {entry!r} for seat {seat}; allowed: {allowed}") from None
-            out.append((suits, ranks, entry["held"]))
-        return out
+                    or type(entry["held"]) is not int or not 0 <= entry["held"] <= size:
+                raise ValueError
+            suits = sum({1 << parse_suit(text) for text in entry["suits"]})
+            ranks = sum({1 << parse_rank(text) for text in entry["ranks"]})
+            return suits, ranks, entry["held"]
+
+        return self._per_seat("last_draws", sizes, [None] * len(sizes),
+                              f"a list of {len(sizes)} entries, each null or {{'suits': [suit chars, at least one], "
+                              "'ranks': [rank chars], 'held': n} with 0 <= held <= the seat's hand size", parse)
 
     def _suit_draws(self, sizes: list[int]) -> list[SuitDraws]:
-        n = len(sizes)
-        value = self.data.get("suit_draws", [{} for _ in range(n)])
-        allowed = f"a list of {n} dicts, each suit char -> n with 1 <= n <= the seat's hand size"
-        if not isinstance(value, (list, tuple)) or len(value) != n:
-            raise ValueError(f"state key 'suit_draws' = {value!r} is invalid; allowed: {allowed}")
-        out: list[SuitDraws] = []
-        for seat, entry in enumerate(value):
+        def parse(entry: Any, size: int) -> SuitDraws:
             if not isinstance(entry, Mapping):
-                raise ValueError(f"state key 'suit_draws' has {entry!r} for seat {seat}; allowed: {allowed}")
+                raise ValueError
             record = [0] * NUM_SUITS
             for text, held in entry.items():
-                try:
-                    suit = parse_suit(text)
-                except (TypeError, ValueError):
-                    raise ValueError(f"state key 'suit_draws' has {entry!r} for seat {seat}; allowed: {allowed}") from None
-                if type(held) is not int or not 1 <= held <= sizes[seat] or record[suit]:
-                    raise ValueError(f"state key 'suit_draws' has {entry!r} for seat {seat}; allowed: {allowed}")
+                suit = parse_suit(text)
+                if type(held) is not int or not 1 <= held <= size or record[suit]:
+                    raise ValueError
                 record[suit] = held
-            out.append(tuple(record))  # type: ignore[arg-type]
-        return out
+            return tuple(record)  # type: ignore[return-value]
+
+        return self._per_seat("suit_draws", sizes, [{} for _ in sizes],
+                              f"a list of {len(sizes)} dicts, each suit char -> n with 1 <= n <= the seat's hand size",
+                              parse)
 
     def _declared(self, sizes: list[int]) -> list[Declaration | None]:
-        n = len(sizes)
-        value = self.data.get("declared", [None] * n)
-        allowed = f"a list of {n} entries, each null or {{'suit': suit char, 'held': n}} with 0 <= n <= the hand size"
-        if not isinstance(value, (list, tuple)) or len(value) != n:
-            raise ValueError(f"state key 'declared' = {value!r} is invalid; allowed: {allowed}")
-        out: list[Declaration | None] = []
-        for seat, entry in enumerate(value):
+        def parse(entry: Any, size: int) -> Declaration | None:
             if entry is None:
-                out.append(None)
-                continue
+                return None
             if not isinstance(entry, Mapping) or set(entry) != {"suit", "held"} or type(entry["held"]) is not int \
-                    or not 0 <= entry["held"] <= sizes[seat]:
-                raise ValueError(f"state key 'declared' has {entry!r} for seat {seat}; allowed: {allowed}")
-            try:
-                out.append((parse_suit(entry["suit"]), entry["held"]))
-            except (TypeError, ValueError):
-                raise ValueError(f"state key 'declared' has {entry!r} for seat {seat}; allowed: {allowed}") from None
-        return out
+                    or not 0 <= entry["held"] <= size:
+                raise ValueError
+            return parse_suit(entry["suit"]), entry["held"]
+
+        return self._per_seat("declared", sizes, [None] * len(sizes),
+                              f"a list of {len(sizes)} entries, each null or {{'suit': suit char, 'held': n}} with "
+                              "0 <= n <= the hand size", parse)
 
     def _voids(self, n: int) -> list[int]:
         value = self.data.get("voids", [[] for _ in range(n)])
