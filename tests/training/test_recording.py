@@ -82,10 +82,11 @@ def test_recording_counts_its_decisions_on_a_progress_bar_unless_told_not_to(tmp
     assert digest(shown) == digest(hidden)
 
 
-def test_the_committed_teacher_recording_replays_under_its_config() -> None:
-    """training/recordings/ keeps the 4-player teacher's recording as hands (deals and moves): it loads with its
+@pytest.mark.parametrize("name", ["distill-hand-standard-4p", "distill-explain-standard-4p"])
+def test_the_committed_teacher_recording_replays_under_its_config(name: str) -> None:
+    """training/recordings/ keeps the 4-player teachers' recordings as hands (deals and moves): each loads with its
     config's settings, replays on today's engine, and each recorded move is legal where it was made."""
-    config = load_config(ROOT / "configs/train/distill-hand-standard-4p.yaml")
+    config = load_config(ROOT / f"configs/train/{name}.yaml")
     with np.load(ROOT / config.pretrain_demos) as saved:
         held = len(saved["actions"])
     assert held > 0 and held % imitation._CHUNK == 0
