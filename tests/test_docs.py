@@ -33,7 +33,7 @@ PROGRAMS = {"c8env.tools.evaluation": "c8env.tools.evaluation", "c8env.tools.pla
             "c8env.tools.speed": "c8env.tools.speed", "training.train": "training.train", "training.export": "training.export",
             "training.record_speed": "training.record_speed", "training.plot": "training.plot", "training.average": "training.average",
             "training.information": "training.information", "training.regret": "training.regret",
-            "training.belief": "training.belief",
+            "training.belief": "training.belief", "training.specialise": "training.specialise",
             "training.rllib": "training.rllib.cli"}
 
 

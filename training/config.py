@@ -26,6 +26,7 @@ from c8env.engine import MAX_PLAYERS, MIN_PLAYERS
 from c8env.episode import MAX_HAND_STEPS
 from c8env.observation import DRAWS_OBS_SIZE, LEGACY_OBS_SIZE, OBS_SIZE
 from c8env.rules import DuplicateKeyError, UniqueKeyLoader, load_rules, yaml_problem
+from training.symmetry import suit_symmetric
 
 #: Opponent kinds of the self-play pool (keys of ``opponent_weights``).
 POOL_KINDS = ("random", "greedy", "expert", "self")
@@ -263,6 +264,12 @@ class TrainConfig(RunConfig, BaseModel):
     pretrain_extra_demos: list[str] = Field(default_factory=list)
     """Saved recordings (``.npz``, any settings, the same observation width) whose decisions are all added to the
     warm start's, e.g. a ``pretrain_behaviour`` recording beside the demonstrator's own."""
+    pretrain_decisions: Literal["all", "declare"] = "all"
+    """The decisions the warm start fits: all, or the suit declarations alone (a declaration specialist, whose
+    declaration logits ``python -m training.specialise`` puts into another network)."""
+    pretrain_suit_permutations: bool = False
+    """Show each decision of each minibatch with its suits renamed by a random permutation
+    (:mod:`training.symmetry`; only for rules that treat the four suits alike)."""
 
     # ----- evaluation and checkpoints ------------------------------------------------------------
     eval_interval: int = Field(100_000, ge=1)
@@ -348,6 +355,10 @@ class TrainConfig(RunConfig, BaseModel):
         if self.pretrain_prior is not None and self.pretrain_temperature is None:
             raise ValueError(_invalid("pretrain_prior", self.pretrain_prior,
                                       "regularises the soft targets: set pretrain_temperature too"))
+        if self.pretrain_suit_permutations and not suit_symmetric(load_rules(self.rules)):
+            raise ValueError(_invalid("pretrain_suit_permutations", self.pretrain_suit_permutations,
+                                      f"the rules {self.rules!r} treat some suits apart (points, effects or wild "
+                                      "cards); a renamed position is then another game"))
         return self
 
 

@@ -34,8 +34,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from c8env.actions import NUM_ACTIONS
+from c8env.actions import DECLARE_BASE, NUM_ACTIONS
 from c8env.agents import ExpertAgent, load, watchers
+from c8env.cards import NUM_SUITS
 from c8env.engine import State
 from c8env.episode import hand_rewards, play_hand
 from c8env.observation import OBS_SIZE, StateObservation
@@ -44,6 +45,7 @@ from c8env.seeding import derive_seed
 from training.config import TrainConfig
 from training.oracle import OracleSearch
 from training.pool import OpponentPool
+from training.symmetry import suit_permutations
 
 _CHUNK = 20_000  # demonstrations per chunk: each chunk has its own seed, so any worker count records the same
 
@@ -132,6 +134,11 @@ class Demonstrations:
         """The first ``decisions`` decisions."""
         return Demonstrations(*(getattr(self, k)[:decisions] for k in _FIELDS),
                               hands=None if self.hands is None else self.hands.head(decisions))
+
+    def declarations(self) -> Demonstrations:
+        """The suit declarations among them (without their hands)."""
+        keep = self.masks[:, DECLARE_BASE:DECLARE_BASE + NUM_SUITS].any(1)
+        return Demonstrations(*(getattr(self, k)[keep] for k in _FIELDS))
 
 
 def _search_values(agent: Any) -> np.ndarray:
@@ -454,12 +461,20 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
     action -- or, with ``config.pretrain_temperature``, against :func:`search_targets` --
     smoothed by ``config.pretrain_smoothing`` over the legal actions (so the cloned policy
     keeps some probability on the alternatives for PPO to explore); the critic's is the
-    squared error to the discounted returns. Returns the held-out accuracy (agreement with
+    squared error to the discounted returns. With ``config.pretrain_decisions: declare`` only the suit
+    declarations are fitted; with ``config.pretrain_suit_permutations`` each minibatch's decisions are shown with
+    their suits renamed at random (:mod:`training.symmetry`). Returns the held-out accuracy (agreement with
     the demonstrated action on decisions with a choice), the mean entropy there, and the
     last losses.
     """
+    if config.pretrain_decisions == "declare":
+        demos = demos.declarations()
+        if not len(demos):
+            raise ValueError("pretrain_decisions: declare: the demonstrations hold no suit declaration")
     policy = model.policy
     rng = np.random.default_rng(seed)
+    renamings = [torch.as_tensor(index) for index in suit_permutations()] \
+        if config.pretrain_suit_permutations else None
     obs, masks = torch.as_tensor(demos.obs), torch.as_tensor(demos.masks)
     actions, returns = torch.as_tensor(demos.actions), torch.as_tensor(demos.returns)
     order = rng.permutation(len(demos))
@@ -479,16 +494,20 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
         perm = rng.permutation(train)
         for start in range(0, len(perm), config.pretrain_batch_size):
             batch = torch.as_tensor(perm[start:start + config.pretrain_batch_size])
-            inputs = _inputs(policy, obs[batch])
+            batch_obs, legal = obs[batch], masks[batch]
+            targets = soft[batch] if soft is not None else \
+                torch.nn.functional.one_hot(actions[batch], NUM_ACTIONS).to(torch.float32)
+            if renamings is not None:
+                renaming = torch.as_tensor(rng.integers(len(renamings[0]), size=len(batch)))
+                moves = renamings[1][renaming]
+                batch_obs = batch_obs.gather(1, renamings[0][renaming])
+                legal, targets = legal.gather(1, moves), targets.gather(1, moves)
+            inputs = _inputs(policy, batch_obs)
             latent_pi = policy.mlp_extractor.forward_actor(policy.pi_features_extractor(inputs))
             latent_vf = policy.mlp_extractor.forward_critic(policy.vf_features_extractor(inputs))
-            legal = masks[batch]
             log_p = torch.log_softmax(policy.action_net(latent_pi).masked_fill(~legal, float("-inf")), dim=1)
             log_p = log_p.masked_fill(~legal, 0.0)
-            if soft is None:
-                chosen = log_p.gather(1, actions[batch, None]).squeeze(1)
-            else:
-                chosen = (soft[batch] * log_p).sum(1)
+            chosen = (targets * log_p).sum(1)
             spread = log_p.sum(1) / legal.sum(1)
             p_loss = -((1 - smoothing) * chosen + smoothing * spread).mean()
             v_loss = torch.nn.functional.mse_loss(policy.value_net(latent_vf).flatten(), returns[batch])

@@ -62,46 +62,76 @@ def save_policy(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]], a
     return path
 
 
-def average_policies(paths: list[str | Path], out: str | Path, description: str = "") -> Path:
-    """Write one policy file whose logits are the mean of the given files' logits (an average of clones).
-
-    Their networks run side by side in one MLP: the first layers stacked, the hidden layers block-diagonal,
-    the last layers' weights concatenated and divided by their count, its bias the mean of theirs (the file
-    zip-compressed: the blocks' zeros take no room). The files must share the activation, the depth, the
-    player count and the rules (``ValueError`` naming the first that differs)."""
-    if len(paths) < 2:
-        raise ValueError(f"average_policies: give at least 2 policy files, got {len(paths)}")
+def _side_by_side(paths: list[str | Path], shares: np.ndarray, caller: str) -> tuple[list[Any], dict[str, Any]]:
+    """The layers of one MLP running the networks of ``paths`` side by side: the first layers stacked, the hidden
+    layers block-diagonal, the last layers' weights concatenated, each member's logit ``a`` taken with the weight
+    ``shares[member, a]`` (biases likewise); and the first member's meta. The files must share the activation,
+    the depth, the inputs, the player count and the rules (``ValueError`` naming the first that differs)."""
     members = [PolicyAgent(path) for path in paths]
     first = members[0]
     for path, member in zip(paths[1:], members[1:], strict=True):
         for key, value, expected in (("activation", member.meta["activation"], first.meta["activation"]),
                                      ("depth", len(member.layers), len(first.layers)),
+                                     ("obs_size", member.inputs, first.inputs),
                                      ("num_players", member.meta.get("num_players"), first.meta.get("num_players")),
                                      ("rules", member.meta.get("rules"), first.meta.get("rules"))):
             if value != expected:
-                raise ValueError(f"average_policies: {str(path)!r} has {key} {value!r} where {str(paths[0])!r} has "
+                raise ValueError(f"{caller}: {str(path)!r} has {key} {value!r} where {str(paths[0])!r} has "
                                  f"{expected!r}; the files must agree")
-    count, depth = len(members), len(first.layers)
+    depth = len(first.layers)
     layers = []
     for i in range(depth):
         weights = [member.layers[i][0] for member in members]
         biases = [member.layers[i][1] for member in members]
-        if depth == 1:
-            layers.append((sum(weights) / count, sum(biases) / count))
+        if i == depth - 1:
+            weights = [share[:, None] * weight for share, weight in zip(shares, weights, strict=True)]
+            bias = sum(share * bias for share, bias in zip(shares, biases, strict=True)).astype(np.float32)
+            layers.append((sum(weights) if depth == 1 else np.concatenate(weights, axis=1), bias))
         elif i == 0:
             layers.append((np.concatenate(weights, axis=0), np.concatenate(biases)))
-        elif i < depth - 1:
+        else:
             block = np.zeros((sum(w.shape[0] for w in weights), sum(w.shape[1] for w in weights)), dtype=np.float32)
             row = col = 0
             for weight in weights:
                 block[row:row + weight.shape[0], col:col + weight.shape[1]] = weight
                 row, col = row + weight.shape[0], col + weight.shape[1]
             layers.append((block, np.concatenate(biases)))
-        else:
-            layers.append((np.concatenate(weights, axis=1) / count, sum(biases) / count))
+    return [(np.asarray(w, dtype=np.float32), np.asarray(b, dtype=np.float32)) for w, b in layers], first.meta
+
+
+def average_policies(paths: list[str | Path], out: str | Path, description: str = "") -> Path:
+    """Write one policy file whose logits are the mean of the given files' logits (an average of clones).
+
+    Their networks run side by side in one MLP: the first layers stacked, the hidden layers block-diagonal,
+    the last layers' weights concatenated and divided by their count, its bias the mean of theirs (the file
+    zip-compressed: the blocks' zeros take no room). The files must share the activation, the depth, the
+    inputs, the player count and the rules (``ValueError`` naming the first that differs)."""
+    if len(paths) < 2:
+        raise ValueError(f"average_policies: give at least 2 policy files, got {len(paths)}")
+    shares = np.full((len(paths), NUM_ACTIONS), 1.0 / len(paths), dtype=np.float32)
+    layers, meta = _side_by_side(paths, shares, "average_policies")
     names = ", ".join(str(path) for path in paths)
-    return save_policy(out, layers, first.meta["activation"], first.meta.get("num_players"), first.meta.get("rules"),
-                       description or f"the mean of the logits of {count} policies: {names}", compress=True)
+    return save_policy(out, layers, meta["activation"], meta.get("num_players"), meta.get("rules"),
+                       description or f"the mean of the logits of {len(paths)} policies: {names}", compress=True)
+
+
+def specialise_policies(base: str | Path, specialist: str | Path, actions: list[int], out: str | Path,
+                        description: str = "") -> Path:
+    """Write one policy file whose logits of ``actions`` are ``specialist``'s and the others ``base``'s, the two
+    networks side by side in one MLP (as :func:`average_policies`). With the suit declarations as ``actions``
+    (a specialist fitted to declarations alone) it plays exactly as ``base`` does, except that ``specialist``
+    chooses each suit declared: a declaration's legal moves are all declarations, a play's none."""
+    chosen = sorted(set(actions))
+    if not chosen or chosen[0] < 0 or chosen[-1] >= NUM_ACTIONS:
+        raise ValueError(f"specialise_policies: actions should be action ids from 0 to {NUM_ACTIONS - 1}, got "
+                         f"{actions!r}")
+    shares = np.zeros((2, NUM_ACTIONS), dtype=np.float32)
+    shares[0] = 1.0
+    shares[:, chosen] = [[0.0], [1.0]]
+    layers, meta = _side_by_side([base, specialist], shares, "specialise_policies")
+    return save_policy(out, layers, meta["activation"], meta.get("num_players"), meta.get("rules"),
+                       description or f"{base}, with the logits of actions {chosen} from {specialist}",
+                       compress=True)
 
 
 def _check_layers(path: Path, layers: list[tuple[np.ndarray, np.ndarray]], inputs: int) -> None:

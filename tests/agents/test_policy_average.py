@@ -1,5 +1,6 @@
-"""Averaged policy files: one MLP whose logits are the mean of its members' logits, played as any policy file;
-files that disagree are refused, naming what differs."""
+"""Averaged and specialised policy files: one MLP whose logits are the mean of its members' logits, or a
+specialist's for some actions and a base's for the others, played as any policy file; files that disagree are
+refused, naming what differs."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import numpy as np
 import pytest
 
 from c8env import agents, raw_env
+from c8env.actions import DECLARE_ACTIONS
 from c8env.agents import POLICY_DIR
-from c8env.agents.policy import PolicyAgent, average_policies, save_policy
+from c8env.agents.policy import PolicyAgent, average_policies, save_policy, specialise_policies
 from c8env.observation import OBS_SIZE
 from training.average import main
+from training.specialise import main as specialise_main
 
 
 def write(path, seed: int, widths: tuple[int, ...] = (8, 6), activation: str = "tanh", players: int = 2,
@@ -65,5 +68,39 @@ def test_the_command_refuses_bad_input(tmp_path, capsys) -> None:
                           ([str(tmp_path / "avg.npz"), str(one), str(tmp_path / "missing.npz")], "does not exist")):
         with pytest.raises(SystemExit) as exit_info:
             main(argv)
+        assert exit_info.value.code == 2
+        assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("widths, activation", [((8, 6), "tanh"), ((5,), "relu"), ((), "tanh")])
+def test_a_specialised_policy_takes_the_specialists_logits_of_its_actions_and_the_bases_of_the_others(
+        tmp_path, widths, activation) -> None:
+    base, specialist = (write(tmp_path / f"{name}.npz", seed, widths, activation)
+                        for seed, name in enumerate(("base", "spec")))
+    combined = PolicyAgent(specialise_policies(base, specialist, list(DECLARE_ACTIONS), tmp_path / "out.npz"))
+    batch = np.random.default_rng(9).random((50, OBS_SIZE), dtype=np.float32)
+    expected = PolicyAgent(base).logits(batch)
+    expected[:, list(DECLARE_ACTIONS)] = PolicyAgent(specialist).logits(batch)[:, list(DECLARE_ACTIONS)]
+    np.testing.assert_allclose(combined.logits(batch), expected, rtol=1e-5, atol=1e-5)
+    assert len(combined.layers) == len(PolicyAgent(base).layers)
+
+
+def test_the_specialise_command_writes_a_file_that_declares_as_the_specialist_and_refuses_bad_input(
+        tmp_path, capsys) -> None:
+    base, specialist = write(tmp_path / "base.npz", 0), write(tmp_path / "spec.npz", 1)
+    out = tmp_path / "out.npz"
+    specialise_main([str(out), str(base), str(specialist)])
+    declaring = np.zeros(60, dtype=np.int8)
+    declaring[list(DECLARE_ACTIONS)] = 1
+    for seed in range(20):
+        observation = {"observation": np.random.default_rng(seed).random(OBS_SIZE, dtype=np.float32),
+                       "action_mask": declaring}
+        assert PolicyAgent(out).act(observation) == PolicyAgent(specialist).act(observation)
+    for argv, message in (([str(tmp_path / "o.npz"), str(base), str(write(tmp_path / "p4.npz", 2, players=4))],
+                           "has num_players 4"),
+                          ([str(tmp_path / "o.npz"), str(base), str(specialist), "--actions", "play"],
+                           "invalid choice")):
+        with pytest.raises(SystemExit) as exit_info:
+            specialise_main(argv)
         assert exit_info.value.code == 2
         assert message in capsys.readouterr().err

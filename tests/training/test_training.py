@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -487,6 +488,59 @@ def test_soft_targets_train_the_actor_towards_the_search_results(tmp_path):
             logits = masked_logits(model.policy, torch.as_tensor(demos.obs[rows]), torch.as_tensor(demos.masks[rows]))
         agreement[weight] = float((logits.argmax(1).numpy() == prior_choice).mean())
     assert agreement[20.0] > agreement[None] + 0.1 and agreement[20.0] > 0.9
+
+
+def _declarations(count: int, longest: list[int], seed: int) -> Any:
+    """Demonstrations: suit declarations with a hand of 4 cards of one suit (``longest``, drawn per decision) and 1
+    of each other, each declaring its longest suit; and as many card plays, each playing the ace of clubs."""
+    from c8env.actions import DECLARE_BASE
+    from c8env.observation import OBS_SIZE
+    from training.imitation import Demonstrations
+
+    rng = np.random.default_rng(seed)
+    obs = np.zeros((2 * count, OBS_SIZE), np.float32)
+    masks = np.zeros((2 * count, 60), bool)
+    suits = rng.choice(longest, size=count)
+    for row, suit in enumerate(suits):
+        for other in range(4):
+            ranks = rng.choice([r for r in range(13) if r != 7], size=4 if other == suit else 1, replace=False)
+            obs[row, 13 * other + ranks] = 1.0
+    masks[:count, DECLARE_BASE:DECLARE_BASE + 4] = True
+    obs[count:, 0], masks[count:, [0, 1]] = 1.0, True
+    actions = np.concatenate([DECLARE_BASE + suits, np.zeros(count, np.int64)])
+    return Demonstrations(obs, masks, actions, np.zeros(2 * count, np.float32), np.full(masks.shape, np.nan, np.float32))
+
+
+def test_suit_permutations_teach_the_clone_a_rule_its_demonstrations_show_in_one_suit_only():
+    """Every demonstrated declaration names clubs, the longest suit there: the clone of the decisions as they are
+    declares clubs whatever it holds, the clone shown them with the suits renamed declares the longest suit. A fit
+    of the declarations alone drops the card plays; rules that treat the suits apart refuse the permutations."""
+    import torch
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from c8env.actions import DECLARE_BASE
+    from training.envs import make_env
+    from training.imitation import behaviour_clone, masked_logits
+    from training.model import build_model
+
+    demos, test = _declarations(300, [0], seed=1), _declarations(200, [1, 2, 3], seed=2)
+    assert len(demos.declarations()) == 300 and (demos.declarations().actions >= DECLARE_BASE).all()
+    accuracy = {}
+    for permuted in (False, True):
+        config = config_from_dict({**TINY, "vec_env": "dummy", "n_envs": 2, "n_workers": 1, "pretrain_epochs": 30,
+                                   "pretrain_lr": 3e-3, "pretrain_batch_size": 32, "pretrain_decisions": "declare",
+                                   "pretrain_suit_permutations": permuted})
+        model = build_model(config, DummyVecEnv([make_env(config, [])] * 2))
+        behaviour_clone(model, demos, config, seed=3)
+        with torch.no_grad():
+            logits = masked_logits(model.policy, torch.as_tensor(test.obs[:200]), torch.as_tensor(test.masks[:200]))
+        accuracy[permuted] = float((logits.argmax(1).numpy() == test.actions[:200]).mean())
+    assert accuracy[False] < 0.2 and accuracy[True] > 0.8, accuracy
+    plays = type(demos)(*(getattr(demos, k)[300:] for k in ("obs", "masks", "actions", "returns", "values")))
+    with pytest.raises(ValueError, match="hold no suit declaration"):
+        behaviour_clone(model, plays, config, seed=3)
+    with pytest.raises(ValueError, match="pretrain_suit_permutations.*treat some suits apart"):
+        config_from_dict({**TINY, "rules": "uno_like", "pretrain_suit_permutations": True})
 
 
 def test_cosine_schedule_decays_the_warm_start_to_zero():
