@@ -24,7 +24,8 @@ ACTION_SETS = {"declare": list(DECLARE_ACTIONS)}
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m training.specialise", description=__doc__.split("\n\n")[0])
-    parser.add_argument("out", metavar="OUT", type=new_file(".npz"), help="policy file to write (.npz)")
+    parser.add_argument("out", metavar="OUT", type=new_file(".npz", create_folder=True),
+                        help="policy file to write (.npz; its folder is created if need be)")
     parser.add_argument("base", metavar="BASE", help="policy file that makes every other move")
     parser.add_argument("specialist", metavar="SPECIALIST", help="policy file whose logits of --actions are taken")
     parser.add_argument("--actions", choices=sorted(ACTION_SETS), default="declare",
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     try:
         path = specialise_policies(args.base, args.specialist, ACTION_SETS[args.actions], args.out, args.description)
     except ValueError as err:

@@ -70,8 +70,9 @@ def writable_dir(text: str) -> Path:
     return path
 
 
-def new_file(suffix: str) -> Callable[[str], Path]:
-    """An argparse type: a file to write (its folder must exist; an existing folder of that name is refused)."""
+def new_file(suffix: str, create_folder: bool = False) -> Callable[[str], Path]:
+    """An argparse type: a file to write (its folder must exist, or with ``create_folder`` be creatable, nothing
+    created here; an existing folder of that name is refused)."""
 
     def parse(text: str) -> Path:
         path = Path(text)
@@ -79,7 +80,9 @@ def new_file(suffix: str) -> Callable[[str], Path]:
             raise argparse.ArgumentTypeError(f"{text!r} is a folder; allowed: a {suffix} file path")
         if suffix and path.suffix != suffix:
             raise argparse.ArgumentTypeError(f"{text!r} does not end in {suffix}; allowed: a {suffix} file path")
-        if not path.parent.is_dir() or not os.access(path.parent, os.W_OK):
+        if create_folder:
+            writable_dir(str(path.parent))
+        elif not path.parent.is_dir() or not os.access(path.parent, os.W_OK):
             raise argparse.ArgumentTypeError(f"{text!r}: the folder {str(path.parent)!r} does not exist or is not writable")
         return path
 

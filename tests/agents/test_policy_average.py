@@ -88,7 +88,7 @@ def test_a_specialised_policy_takes_the_specialists_logits_of_its_actions_and_th
 def test_the_specialise_command_writes_a_file_that_declares_as_the_specialist_and_refuses_bad_input(
         tmp_path, capsys) -> None:
     base, specialist = write(tmp_path / "base.npz", 0), write(tmp_path / "spec.npz", 1)
-    out = tmp_path / "out.npz"
+    out = tmp_path / "new" / "folder" / "out.npz"  # its folder is created
     specialise_main([str(out), str(base), str(specialist)])
     declaring = np.zeros(60, dtype=np.int8)
     declaring[list(DECLARE_ACTIONS)] = 1
@@ -99,7 +99,8 @@ def test_the_specialise_command_writes_a_file_that_declares_as_the_specialist_an
     for argv, message in (([str(tmp_path / "o.npz"), str(base), str(write(tmp_path / "p4.npz", 2, players=4))],
                            "has num_players 4"),
                           ([str(tmp_path / "o.npz"), str(base), str(specialist), "--actions", "play"],
-                           "invalid choice")):
+                           "invalid choice"),
+                          ([str(base / "o.npz"), str(base), str(specialist)], "exists and is not a folder")):
         with pytest.raises(SystemExit) as exit_info:
             specialise_main(argv)
         assert exit_info.value.code == 2
