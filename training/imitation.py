@@ -34,9 +34,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from c8env.actions import DECLARE_BASE, NUM_ACTIONS
+from c8env.actions import DECLARE_ACTIONS, NUM_ACTIONS
 from c8env.agents import ExpertAgent, load, watchers
-from c8env.cards import NUM_SUITS
 from c8env.engine import State
 from c8env.episode import hand_rewards, play_hand
 from c8env.observation import OBS_SIZE, StateObservation
@@ -137,7 +136,7 @@ class Demonstrations:
 
     def declarations(self) -> Demonstrations:
         """The suit declarations among them (without their hands)."""
-        keep = self.masks[:, DECLARE_BASE:DECLARE_BASE + NUM_SUITS].any(1)
+        keep = self.masks[:, list(DECLARE_ACTIONS)].any(1)
         return Demonstrations(*(getattr(self, k)[keep] for k in _FIELDS))
 
 
@@ -473,8 +472,8 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
             raise ValueError("pretrain_decisions: declare: the demonstrations hold no suit declaration")
     policy = model.policy
     rng = np.random.default_rng(seed)
-    renamings = [torch.as_tensor(index) for index in suit_permutations()] \
-        if config.pretrain_suit_permutations else None
+    obs_renamings, move_renamings = (torch.as_tensor(index) for index in suit_permutations()) \
+        if config.pretrain_suit_permutations else (None, None)
     obs, masks = torch.as_tensor(demos.obs), torch.as_tensor(demos.masks)
     actions, returns = torch.as_tensor(demos.actions), torch.as_tensor(demos.returns)
     order = rng.permutation(len(demos))
@@ -497,10 +496,10 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
             batch_obs, legal = obs[batch], masks[batch]
             targets = soft[batch] if soft is not None else \
                 torch.nn.functional.one_hot(actions[batch], NUM_ACTIONS).to(torch.float32)
-            if renamings is not None:
-                renaming = torch.as_tensor(rng.integers(len(renamings[0]), size=len(batch)))
-                moves = renamings[1][renaming]
-                batch_obs = batch_obs.gather(1, renamings[0][renaming])
+            if obs_renamings is not None:
+                renaming = torch.as_tensor(rng.integers(len(obs_renamings), size=len(batch)))
+                moves = move_renamings[renaming]
+                batch_obs = batch_obs.gather(1, obs_renamings[renaming])
                 legal, targets = legal.gather(1, moves), targets.gather(1, moves)
             inputs = _inputs(policy, batch_obs)
             latent_pi = policy.mlp_extractor.forward_actor(policy.pi_features_extractor(inputs))

@@ -85,7 +85,7 @@ def _side_by_side(paths: list[str | Path], shares: np.ndarray, caller: str) -> t
         biases = [member.layers[i][1] for member in members]
         if i == depth - 1:
             weights = [share[:, None] * weight for share, weight in zip(shares, weights, strict=True)]
-            bias = sum(share * bias for share, bias in zip(shares, biases, strict=True)).astype(np.float32)
+            bias = sum(share * bias for share, bias in zip(shares, biases, strict=True))
             layers.append((sum(weights) if depth == 1 else np.concatenate(weights, axis=1), bias))
         elif i == 0:
             layers.append((np.concatenate(weights, axis=0), np.concatenate(biases)))
