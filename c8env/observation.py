@@ -124,6 +124,15 @@ def _bit_array(mask: int) -> np.ndarray:
                          bitorder="little")
 
 
+def fewest_cards(observations: np.ndarray) -> np.ndarray:
+    """The fewest cards any player holds, read from observation vectors (one, or a batch ``(k, OBS_SIZE)``):
+    the observer's hand and each seated opponent's ``opponent_hand_sizes``."""
+    vectors = np.asarray(observations, dtype=np.float32)
+    own = vectors[..., _HAND:_HAND + NUM_CARDS].sum(-1)
+    sizes = vectors[..., _SIZES:_SIZES + _MAX_OPPONENTS]
+    return np.minimum(own, np.where(sizes > 0, sizes, np.inf).min(-1))
+
+
 def encode_observation(state: State, seat: int) -> np.ndarray:
     """The float32 observation vector of ``seat`` (seat-relative, hidden cards never shown)."""
     obs = np.zeros(OBS_SIZE, dtype=np.float32)
@@ -372,5 +381,5 @@ def check_observation(observation: Any, who: str) -> None:
             raise ValueError(f"{who}.act: observation['action_mask'] holds values other than 0 and 1")
 
 
-__all__ = ["DRAWS_OBS_SIZE", "DRAW_RECORD_SIZE", "EARLIER_OBS_SIZES", "GLOBAL_STATE_SIZE", "LEGACY_OBS_SIZE", "OBSERVATION_HELP", "check_observation", "OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "encode_global_state", "StateObservation", "action_mask", "decode_observation", "sealed_observation",
+__all__ = ["DRAWS_OBS_SIZE", "DRAW_RECORD_SIZE", "EARLIER_OBS_SIZES", "GLOBAL_STATE_SIZE", "LEGACY_OBS_SIZE", "OBSERVATION_HELP", "check_observation", "fewest_cards", "OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "encode_global_state", "StateObservation", "action_mask", "decode_observation", "sealed_observation",
            "encode_observation"]

@@ -82,7 +82,7 @@ class BatchedVecEnv(VecEnv):
             if not hasattr(agent, "layers"):
                 raise ValueError(f"config key 'shaping' = {self.shaping!r} is invalid: allowed: 'greedy', 'self' or "
                                  "a NumPy policy (shipped name or .npz path)")
-            self.shaping_net = network(agent.layers, agent.activation)
+            self.shaping_net = network(agent.single_network("config key 'shaping'"), agent.activation)
         self.stock_samples = config.shaping_stocks
         self._stock_rng = np.random.default_rng([config.seed, 5])  # the stock shuffles' own stream of the run's seed
         self._potential = np.zeros(self.num_envs, dtype=np.float64)

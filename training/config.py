@@ -264,9 +264,13 @@ class TrainConfig(RunConfig, BaseModel):
     pretrain_extra_demos: list[str] = Field(default_factory=list)
     """Saved recordings (``.npz``, any settings, the same observation width) whose decisions are all added to the
     warm start's, e.g. a ``pretrain_behaviour`` recording beside the demonstrator's own."""
-    pretrain_decisions: Literal["all", "declare"] = "all"
-    """The decisions the warm start fits: all, or the suit declarations alone (a declaration specialist, whose
-    declaration logits ``python -m training.specialise`` puts into another network)."""
+    pretrain_decisions: Literal["all", "declare", "endgame"] = "all"
+    """The decisions the warm start fits: all; the suit declarations alone (a declaration specialist, whose
+    declaration logits ``python -m training.specialise`` puts into another network); or the endgame's, the moves
+    with a choice (declarations aside) once some player holds at most ``pretrain_endgame_cards`` cards (an endgame
+    network, which ``python -m training.specialise --endgame`` adds to another network there)."""
+    pretrain_endgame_cards: int = Field(1, ge=1)
+    """With ``pretrain_decisions: endgame``, the most cards some player holds at each decision fitted."""
     pretrain_suit_permutations: bool = False
     """Show each decision of each minibatch with its suits renamed by a random permutation
     (:mod:`training.symmetry`; only for rules that treat the four suits alike)."""

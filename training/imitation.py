@@ -38,7 +38,7 @@ from c8env.actions import DECLARE_ACTIONS, NUM_ACTIONS
 from c8env.agents import ExpertAgent, load, watchers
 from c8env.engine import State
 from c8env.episode import hand_rewards, play_hand
-from c8env.observation import OBS_SIZE, StateObservation
+from c8env.observation import OBS_SIZE, StateObservation, fewest_cards
 from c8env.rules import RuleSet, load_rules
 from c8env.seeding import derive_seed
 from training.config import TrainConfig
@@ -136,7 +136,17 @@ class Demonstrations:
 
     def declarations(self) -> Demonstrations:
         """The suit declarations among them (without their hands)."""
-        keep = self.masks[:, list(DECLARE_ACTIONS)].any(1)
+        return self._kept(self.masks[:, list(DECLARE_ACTIONS)].any(1))
+
+    def endgame(self, max_cards: int) -> Demonstrations:
+        """The decisions with a choice, declarations aside, where some player holds at most ``max_cards`` cards
+        (without their hands)."""
+        keep = (fewest_cards(self.obs) <= max_cards) & (self.masks.sum(1) >= 2) & \
+            ~self.masks[:, list(DECLARE_ACTIONS)].any(1)
+        return self._kept(keep)
+
+    def _kept(self, keep: np.ndarray) -> Demonstrations:
+        """The decisions where ``keep`` is true (without their hands)."""
         return Demonstrations(*(getattr(self, k)[keep] for k in _FIELDS))
 
 
@@ -461,7 +471,7 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
     smoothed by ``config.pretrain_smoothing`` over the legal actions (so the cloned policy
     keeps some probability on the alternatives for PPO to explore); the critic's is the
     squared error to the discounted returns. With ``config.pretrain_decisions: declare`` only the suit
-    declarations are fitted; with ``config.pretrain_suit_permutations`` each minibatch's decisions are shown with
+    declarations are fitted, with ``endgame`` only the endgame's decisions (:meth:`Demonstrations.endgame`); with ``config.pretrain_suit_permutations`` each minibatch's decisions are shown with
     their suits renamed at random (:mod:`training.symmetry`). Returns the held-out accuracy (agreement with
     the demonstrated action on decisions with a choice), the mean entropy there, and the
     last losses.
@@ -470,6 +480,11 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
         demos = demos.declarations()
         if not len(demos):
             raise ValueError("pretrain_decisions: declare: the demonstrations hold no suit declaration")
+    elif config.pretrain_decisions == "endgame":
+        demos = demos.endgame(config.pretrain_endgame_cards)
+        if not len(demos):
+            raise ValueError(f"pretrain_decisions: endgame: the demonstrations hold no decision with a choice where "
+                             f"some player holds at most {config.pretrain_endgame_cards} card(s)")
     policy = model.policy
     rng = np.random.default_rng(seed)
     obs_renamings, move_renamings = (torch.as_tensor(index) for index in suit_permutations()) \

@@ -201,6 +201,9 @@ class ExpertAgent:
         #: The network that plays the searcher's moves in the rollouts (None: greedy does).
         self.rollout_policy = (policy if rollouts == "policy"
                                else rollouts if isinstance(rollouts, PolicyAgent) else None)
+        for network, who in ((self.rollout_policy, "expert rollouts"), (belief, "expert belief")):
+            if isinstance(network, PolicyAgent):
+                network.single_network(who)  # the compiled kernels play one MLP
         self.belief = belief
         self.draws = draws
         if not isinstance(last_draws, bool):

@@ -543,6 +543,41 @@ def test_suit_permutations_teach_the_clone_a_rule_its_demonstrations_show_in_one
         config_from_dict({**TINY, "rules": "uno_like", "pretrain_suit_permutations": True})
 
 
+def test_an_endgame_fit_keeps_the_moves_with_a_choice_once_some_player_holds_few_cards():
+    """``pretrain_decisions: endgame`` fits the decisions with two legal moves or more, declarations aside, where the
+    observer or a seated opponent holds at most ``pretrain_endgame_cards`` cards; none such is an error."""
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from c8env.actions import DECLARE_BASE
+    from c8env.observation import OBS_LAYOUT, OBS_SIZE
+    from training.envs import make_env
+    from training.imitation import Demonstrations, behaviour_clone
+    from training.model import build_model
+
+    sizes = OBS_LAYOUT["opponent_hand_sizes"].start
+    rows = [  # (own cards, opponents' cards, legal moves, declaring)
+        (1, (5, 6, 7), 2, False), (4, (5, 1, 7), 3, False), (4, (5, 2, 7), 2, False), (1, (5, 6, 7), 1, False),
+        (3, (1, 6, 7), 4, True), (2, (2, 6, 7), 2, False)]
+    obs = np.zeros((len(rows), OBS_SIZE), np.float32)
+    masks = np.zeros((len(rows), 60), bool)
+    for row, (own, opponents, legal, declaring) in enumerate(rows):
+        obs[row, :own] = 1.0
+        obs[row, sizes:sizes + 3] = opponents
+        masks[row, (DECLARE_BASE if declaring else 0) + np.arange(legal)] = True
+    demos = Demonstrations(obs, masks, masks.argmax(1),
+                           np.arange(len(rows), dtype=np.float32), np.full(masks.shape, np.nan, np.float32))
+    assert demos.endgame(1).returns.tolist() == [0, 1]
+    assert demos.endgame(2).returns.tolist() == [0, 1, 2, 5]
+    config = config_from_dict({**TINY, "vec_env": "dummy", "n_envs": 2, "n_workers": 1,
+                               "pretrain_decisions": "endgame", "pretrain_endgame_cards": 1})
+    model = build_model(config, DummyVecEnv([make_env(config, [])] * 2))
+    far = type(demos)(*(getattr(demos, k)[2:4] for k in ("obs", "masks", "actions", "returns", "values")))
+    with pytest.raises(ValueError, match="hold no decision with a choice where some player holds at most 1 card"):
+        behaviour_clone(model, far, config, seed=3)
+    with pytest.raises(ValueError, match="pretrain_endgame_cards"):
+        config_from_dict({**TINY, "pretrain_endgame_cards": 0})
+
+
 def test_cosine_schedule_decays_the_warm_start_to_zero():
     """The cosine schedule starts at the full rate, halves it midway and ends near 0; constant stays at 1;
     the two schedules fit different weights from the same demonstrations and seed."""
