@@ -213,7 +213,7 @@ def _check_layers(path: Path, layers: list[tuple[np.ndarray, np.ndarray]], input
                          "logits")
 
 
-_READ: dict[Path, tuple[bytes, str, tuple[tuple[np.ndarray, np.ndarray], ...]]] = {}  # path: bytes, meta, layers
+_READ: dict[Path, tuple[bytes, str, tuple[Any, ...], tuple[Any, ...]]] = {}  # path: bytes, meta, layers, endgame layers
 _READ_KEPT = 8
 
 
@@ -274,7 +274,8 @@ class PolicyAgent:
         self.endgame_cards: int | None = None
         """The most cards a player may hold for the endgame network to play (None: no endgame network)."""
         if meta["version"] == ENDGAME_VERSION:
-            cards = meta.get("endgame", {}).get("max_cards") if isinstance(meta.get("endgame"), dict) else None
+            endgame = meta.get("endgame")
+            cards = endgame.get("max_cards") if isinstance(endgame, dict) else None
             if isinstance(cards, bool) or not isinstance(cards, int) or cards < 1:
                 raise ValueError(f"{str(path)!r}: a v{ENDGAME_VERSION} file's meta needs endgame: {{max_cards: an int "
                                  f">= 1}}, got {meta.get('endgame')!r}")
@@ -299,13 +300,14 @@ class PolicyAgent:
     def logits(self, vector: np.ndarray) -> np.ndarray:
         """Action logits for one observation vector (or a batch, shape ``(batch, obs_size)``)."""
         full = np.asarray(vector, dtype=np.float32)
-        logits = _forward(self.layers, full[..., :self.inputs], self.activation)
+        inputs = full[..., :self.inputs]
+        logits = _forward(self.layers, inputs, self.activation)
         if self.endgame_cards is not None:
-            late = fewest_cards(full) <= self.endgame_cards
+            late = fewest_cards(full) <= self.endgame_cards  # the endgame network runs on these rows only
             if np.any(late):
-                extra = _forward(self.endgame_layers, full[..., :self.inputs], self.activation)
+                extra = _forward(self.endgame_layers, inputs[late], self.activation)
                 extra[..., list(DECLARE_ACTIONS)] = 0.0
-                logits = logits + np.where(late[..., None], extra, np.float32(0.0))
+                logits[late] += extra
         return logits
 
     def act(self, observation: dict) -> int:
