@@ -247,6 +247,10 @@ class TrainConfig(RunConfig, BaseModel):
     """An agent spec (or a policy's ``.npz`` path) that plays the demonstrator's seats while the demonstrator only
     labels them: its move, search results, and the returns of the moves played (null: the demonstrator plays).
     The recording then holds the positions the behaviour reaches, e.g. a clone's own (DAgger)."""
+    pretrain_endgame_only: int | None = Field(None, ge=1)
+    """With ``pretrain_behaviour``: the demonstrator labels only the positions where some player holds at most
+    this many cards, and the behaviour plays its seats' other moves without asking it (null: it labels every
+    position). The recording then holds endgame decisions alone, at the search's cost of those alone."""
     pretrain_max_steps: int = Field(MAX_HAND_STEPS, ge=1)
     """Moves after which a recorded hand is cut off (its decisions kept with reward 0, as any cut-off hand's): a
     lower cap bounds what a stalled hand costs a recording, which searches every move of it."""
@@ -350,6 +354,9 @@ class TrainConfig(RunConfig, BaseModel):
         if self.pretrain_behaviour is not None and not self.pretrain_agent:
             raise ValueError(_invalid("pretrain_behaviour", self.pretrain_behaviour,
                                       "plays the demonstrator's seats: set pretrain_agent too"))
+        if self.pretrain_endgame_only is not None and self.pretrain_behaviour is None:
+            raise ValueError(_invalid("pretrain_endgame_only", self.pretrain_endgame_only,
+                                      "the behaviour plays the positions left unlabelled: set pretrain_behaviour"))
         if self.pretrain_temperature is not None and not (self.pretrain_agent or "").startswith("expert"):
             raise ValueError(_invalid("pretrain_temperature", self.pretrain_temperature,
                                       "soft targets need a searching demonstrator (pretrain_agent: expert...)"))

@@ -53,7 +53,7 @@ _FIELDS = ("obs", "masks", "actions", "returns", "values")
 # the config keys that decide a recording: saved demonstrations are reused only by a config that agrees on all
 RECORDING_KEYS = ("rules", "num_players", "reward", "gamma", "seed", "pretrain_agent", "pretrain_samples",
                   "opponent_weights", "expert_spec", "pool_per_seat", "pretrain_oracle", "pretrain_behaviour",
-                  "pretrain_max_steps")
+                  "pretrain_endgame_only", "pretrain_max_steps")
 
 
 _HAND_FIELDS = ("deals", "seats", "lengths", "decisions", "moves")
@@ -83,8 +83,10 @@ class Hands:
         return Hands(self.deals[:count], self.seats[:count], self.lengths[:count], kept,
                      self.moves[:int(self.lengths[:count].sum())])
 
-    def replay(self, rules: RuleSet, num_players: int) -> tuple[np.ndarray, np.ndarray]:
-        """The observation and action mask of every recorded decision, from the hands' deals and moves."""
+    def replay(self, rules: RuleSet, num_players: int,
+               endgame_only: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The observation and action mask of every recorded decision, from the hands' deals and moves
+        (``endgame_only``: the recording's ``pretrain_endgame_only``, which positions were labelled)."""
         observations, masks = [], []
         start = 0
         for deal, seats, length, wanted in zip(self.deals, self.seats, self.lengths, self.decisions, strict=True):
@@ -92,8 +94,9 @@ class Hands:
             for move in self.moves[start:start + length]:
                 if taken == wanted:
                     break
-                if int(seats) >> state.current_player & 1:
-                    view = StateObservation(state, state.current_player)
+                view = StateObservation(state, state.current_player) if int(seats) >> state.current_player & 1 \
+                    else None
+                if view is not None and _labelled(view["observation"], endgame_only):
                     observations.append(view["observation"])
                     masks.append(view["action_mask"].astype(bool))
                     taken += 1
@@ -159,16 +162,27 @@ def _search_values(agent: Any) -> np.ndarray:
     return values
 
 
+def _labelled(observation: np.ndarray, endgame_only: int | None) -> bool:
+    """Whether a demonstrator's position is labelled: any (``endgame_only`` None), else once some player holds
+    at most ``endgame_only`` cards."""
+    return endgame_only is None or float(fewest_cards(observation)) <= endgame_only
+
+
 def _play_hand(state: State, agents: list[Any], demonstrator: list[bool], behaviour: list[Any | None],
-               max_steps: int) -> tuple[list[tuple[int, np.ndarray, np.ndarray, int, np.ndarray]], list[int]]:
+               max_steps: int, endgame_only: int | None = None
+               ) -> tuple[list[tuple[int, np.ndarray, np.ndarray, int, np.ndarray]], list[int]]:
     """Play the hand of ``state`` (at most ``max_steps`` moves); the ``(seat, observation, mask, action, values)``
     of each demonstrator decision, and every move made. A seat's ``behaviour`` agent (None: none) plays the move
-    its demonstrator chose."""
+    its demonstrator chose, and alone the positions ``endgame_only`` leaves unlabelled (:func:`_labelled`)."""
     decisions, moves = [], []
 
     def choose(state: State) -> int:
         seat = state.current_player
         view = StateObservation(state, seat)
+        if demonstrator[seat] and not _labelled(view["observation"], endgame_only):
+            if isinstance(agents[seat], ExpertAgent):
+                agents[seat].unasked()
+            return behaviour[seat].act(view)
         action = agents[seat].act(view)
         if demonstrator[seat]:
             decisions.append((seat, view["observation"], view["action_mask"].astype(bool), action,
@@ -232,7 +246,8 @@ def _record_hand(config: TrainConfig, hand: _Hand) -> _Played:
                  if mine and config.pretrain_behaviour else None
                  for mine, seed in zip(demonstrator, hand.seeds, strict=True)]
     state = State.new(n, rules, seed=hand.deal)
-    decisions, moves = _play_hand(state, agents, demonstrator, behaviour, config.pretrain_max_steps)
+    decisions, moves = _play_hand(state, agents, demonstrator, behaviour, config.pretrain_max_steps,
+                                  config.pretrain_endgame_only)
     final = hand_rewards(state, config.reward) if state.hand_over else [0.0] * n  # a cut-off hand: no reward
     later = [0] * n  # decisions of the same seat after this one
     returns = [0.0] * len(decisions)
@@ -379,7 +394,8 @@ def _replayed(path: Path, saved: Any) -> Demonstrations:
                          "moves that replay them; delete it to record again")
     recorded_with = json.loads(str(saved["recording"]))
     hands = Hands(*(saved[k] for k in _HAND_FIELDS))
-    obs, masks = hands.replay(load_rules(recorded_with["rules"]), recorded_with["num_players"])
+    obs, masks = hands.replay(load_rules(recorded_with["rules"]), recorded_with["num_players"],
+                              recorded_with.get("pretrain_endgame_only"))
     searched = np.unpackbits(saved["searched"], axis=1, count=NUM_ACTIONS).astype(bool)
     values = np.full(searched.shape, np.nan, np.float32)
     values[searched] = saved["searched_values"]

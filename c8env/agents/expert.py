@@ -267,6 +267,11 @@ class ExpertAgent:
         if self._position is not None:
             self._remember(self._position, action)
 
+    def unasked(self) -> None:
+        """Its seat moved without asking it (a recording's behaviour agent played a position left unlabelled): no
+        inference follows from a move it does not know."""
+        self._last, self._known, self._position = None, None, None
+
     @property
     def watching(self) -> bool:
         """Whether it reads the other seats' moves (``explain_hand``): harnesses then show it each one (:meth:`watch`)."""

@@ -138,8 +138,8 @@ def test_available_lists_the_builtins():
 
 
 def test_shipped_policies_are_the_documented_ones():
-    assert shipped_policies() == ["distill-standard-2p", "distill-standard-4p", "ensemble-standard-2p", "explain-standard-4p",
-                                  "iter2-standard-2p",
+    assert shipped_policies() == ["distill-standard-2p", "distill-standard-4p", "ensemble-standard-2p", "ensemble-standard-4p",
+                                  "explain-standard-4p", "iter2-standard-2p",
                                   "iter3-rollouts-standard-2p", "iter4-rollouts-standard-2p", "iter6-standard-2p",
                                   "ppo-special_cards-2p",
                                   "ppo-standard-2p", "ppo-standard-4p", "rollout-standard-2p", "rollout6-standard-2p"]
@@ -151,7 +151,7 @@ SHIPPED = [("ppo-standard-2p", 2, "standard", 0.85), ("ppo-standard-4p", 4, "sta
            ("rollout-standard-2p", 2, "standard", 0.85), ("iter3-rollouts-standard-2p", 2, "standard", 0.85),
            ("iter4-rollouts-standard-2p", 2, "standard", 0.85), ("ensemble-standard-2p", 2, "standard", 0.85),
            ("iter6-standard-2p", 2, "standard", 0.85), ("rollout6-standard-2p", 2, "standard", 0.85),
-           ("explain-standard-4p", 4, "standard", 0.6)]
+           ("explain-standard-4p", 4, "standard", 0.6), ("ensemble-standard-4p", 4, "standard", 0.6)]
 
 
 @pytest.mark.parametrize("name, players, rules, floor", SHIPPED)

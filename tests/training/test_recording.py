@@ -83,7 +83,8 @@ def test_recording_counts_its_decisions_on_a_progress_bar_unless_told_not_to(tmp
 
 
 @pytest.mark.parametrize("name", ["distill-hand-standard-4p", "distill-explain-standard-4p",
-                                  "distill-explain1000-standard-4p", "distill-rollouts-standard-4p"])
+                                  "distill-explain1000-standard-4p", "distill-rollouts-standard-4p",
+                                  "endgame-more-standard-4p"])
 def test_the_committed_teacher_recording_replays_under_its_config(name: str) -> None:
     """training/recordings/ keeps the 4-player teachers' recordings as hands (deals and moves): each loads with its
     config's settings, replays on today's engine, and each recorded move is legal where it was made."""

@@ -343,6 +343,41 @@ def test_a_behaviour_plays_the_demonstrators_seats_and_the_demonstrator_labels_t
     assert disagree > 0.2 and not np.array_equal(plain.obs, dagger.obs)  # its moves, not greedy's, were played
 
 
+def test_an_endgame_only_recording_labels_the_endgame_and_replays_to_the_same_decisions(tmp_path, monkeypatch):
+    from c8env.observation import fewest_cards
+    from training import imitation
+
+    config = config_from_dict({**TINY, "num_players": 4, "pretrain_agent": "greedy", "pretrain_behaviour": "random",
+                               "pretrain_endgame_only": 2, "pretrain_samples": 200,
+                               "opponent_weights": {"random": 1.0, "greedy": 0.0, "expert": 0.0, "self": 0.0},
+                               "pretrain_demos": str(tmp_path / "endgame.npz")})
+    labelled: list[bytes] = []  # the positions greedy (the demonstrator) was asked about
+    real_load = imitation.load
+
+    def spying_load(spec, **kwargs):
+        agent = real_load(spec, **kwargs)
+        if spec == "greedy":
+            act = agent.act
+            agent.act = lambda view: labelled.append(view["observation"].tobytes()) or act(view)
+        return agent
+
+    monkeypatch.setattr(imitation, "load", spying_load)
+    recorded, loaded = imitation.demonstrations(config, 3)
+    assert not loaded and len(recorded) == 200 and (fewest_cards(recorded.obs) <= 2).all()
+    assert labelled[:200] == [obs.tobytes() for obs in recorded.obs]  # asked there only (the rest: random)
+    assert (fewest_cards(np.frombuffer(b"".join(labelled), np.float32).reshape(len(labelled), -1)) <= 2).all()
+    plain = imitation.record_demonstrations(config.model_copy(update={"pretrain_endgame_only": None}), 200, 3,
+                                            progress=False)
+    assert (fewest_cards(plain.obs) > 2).mean() > 0.5  # most positions of a whole recording come before
+    again, loaded = imitation.demonstrations(config, 3)
+    assert loaded and np.array_equal(again.obs, recorded.obs) and np.array_equal(again.actions, recorded.actions)
+    assert np.array_equal(imitation.extra_demonstrations(config.model_copy(update={
+        "pretrain_extra_demos": [config.pretrain_demos]}))[0].obs, recorded.obs)
+    with pytest.raises(ValueError, match="pretrain_endgame_only' = 1 is invalid: the behaviour plays the positions "
+                                         "left unlabelled: set pretrain_behaviour"):
+        config_from_dict({**TINY, "pretrain_agent": "greedy", "pretrain_endgame_only": 1})
+
+
 def test_recorded_hands_are_cut_off_after_pretrain_max_steps():
     from training import imitation
 
