@@ -19,7 +19,8 @@ from c8env.tools.argcheck import Parser, new_file
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m training.average", description=__doc__.split("\n\n")[0])
-    parser.add_argument("out", metavar="OUT", type=new_file(".npz"), help="policy file to write (.npz)")
+    parser.add_argument("out", metavar="OUT", type=new_file(".npz", create_folder=True),
+                        help="policy file to write (.npz; its folder is created if need be)")
     parser.add_argument("policies", metavar="POLICY", nargs="+",
                         help="policy files to average (2 or more; same activation, depth, players and rules)")
     parser.add_argument("--description", default="", help="the file's description (default: names its members)")
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     try:
         path = average_policies(args.policies, args.out, args.description)
     except ValueError as err:

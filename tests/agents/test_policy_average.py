@@ -38,7 +38,7 @@ def test_the_average_plays_the_mean_of_its_members_logits(tmp_path, widths, acti
 
 
 def test_an_average_of_shipped_clones_plays_a_hand(tmp_path) -> None:
-    out = tmp_path / "avg.npz"
+    out = tmp_path / "new" / "folder" / "avg.npz"  # its folder is created
     main([str(out), str(POLICY_DIR / "iter3-rollouts-standard-2p.npz"),
           str(POLICY_DIR / "iter4-rollouts-standard-2p.npz")])
     seats = {"player_0": agents.load(str(out)), "player_1": agents.load("greedy")}
@@ -65,7 +65,8 @@ def test_the_command_refuses_bad_input(tmp_path, capsys) -> None:
     one = write(tmp_path / "a.npz", 0)
     for argv, message in (([str(tmp_path / "avg.npz"), str(one)], "at least 2 policy files"),
                           ([str(tmp_path / "avg.txt"), str(one), str(one)], "does not end in .npz"),
-                          ([str(tmp_path / "avg.npz"), str(one), str(tmp_path / "missing.npz")], "does not exist")):
+                          ([str(tmp_path / "avg.npz"), str(one), str(tmp_path / "missing.npz")], "does not exist"),
+                          ([str(one / "avg.npz"), str(one), str(one)], "exists and is not a folder")):
         with pytest.raises(SystemExit) as exit_info:
             main(argv)
         assert exit_info.value.code == 2

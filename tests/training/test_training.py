@@ -378,6 +378,26 @@ def test_an_endgame_only_recording_labels_the_endgame_and_replays_to_the_same_de
         config_from_dict({**TINY, "pretrain_agent": "greedy", "pretrain_endgame_only": 1})
 
 
+def test_an_expert_labelling_the_endgame_alone_forgets_what_it_inferred_from_moves_it_did_not_choose(monkeypatch):
+    from c8env.agents.expert import ExpertAgent
+    from c8env.observation import fewest_cards
+    from training import imitation
+
+    forgotten = []
+    real_unasked = ExpertAgent.unasked
+
+    def spying_unasked(agent):
+        real_unasked(agent)
+        forgotten.append((agent._last, agent._known, agent._position))
+
+    monkeypatch.setattr(ExpertAgent, "unasked", spying_unasked)
+    config = config_from_dict({**TINY, "pretrain_agent": "expert:simulations=4", "pretrain_behaviour": "greedy",
+                               "pretrain_endgame_only": 1, "pretrain_samples": 40})
+    demos = imitation.record_demonstrations(config, 40, 3, progress=False)
+    assert len(demos) == 40 and (fewest_cards(demos.obs) <= 1).all()
+    assert forgotten and all(state == (None, None, None) for state in forgotten)
+
+
 def test_recorded_hands_are_cut_off_after_pretrain_max_steps():
     from training import imitation
 
