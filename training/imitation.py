@@ -94,12 +94,12 @@ class Hands:
             for move in self.moves[start:start + length]:
                 if taken == wanted:
                     break
-                view = StateObservation(state, state.current_player) if int(seats) >> state.current_player & 1 \
-                    else None
-                if view is not None and _labelled(view["observation"], endgame_only):
-                    observations.append(view["observation"])
-                    masks.append(view["action_mask"].astype(bool))
-                    taken += 1
+                if int(seats) >> state.current_player & 1:
+                    view = StateObservation(state, state.current_player)
+                    if _labelled(view["observation"], endgame_only):
+                        observations.append(view["observation"])
+                        masks.append(view["action_mask"].astype(bool))
+                        taken += 1
                 state.apply(int(move))
             if taken != wanted:
                 raise ValueError(f"the hand dealt with seed {deal} holds {taken} recorded decisions, not {wanted}")
