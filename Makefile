@@ -6,7 +6,7 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[train,eval,dev,web,fast,rllib,onnx,docs,examples]"
+	$(PY) -m pip install -q -e ".[train,eval,dev,web,fast,rllib,onnx,docs,examples,jax]"
 	touch $@
 
 .PHONY: setup demo test test-fast train speed lint golden docs docs-build

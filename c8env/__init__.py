@@ -11,40 +11,42 @@ The package is laid out by layer, each resting only on those before it:
 - ``tools/``: evaluation, terminal play, the demo, replays, speed benchmarks, the CLI;
 - ``web/``: the browser server.
 
-``import c8env`` loads the core; the PettingZoo env (``env``, ``raw_env``: ``crazy_eights_v1``) loads on
-first use (PEP 562), so ``import c8env.engine`` works without Gymnasium or PettingZoo. ``import c8env``
-also registers the env ids (:mod:`c8env.envs.registration`: ``c8env/SingleAgent-v1``, ``c8env/LearnerVector-v1``,
-``c8env/SelfPlayVector-v1`` with Gymnasium, ``c8env/crazy_eights-v1`` with PettingZoo, and their ``v0``) with
-each library already imported, and with the others the moment they are imported; it imports neither.
-The module paths of c8env 0.1 still import, with a ``DeprecationWarning`` (:mod:`c8env.deprecation`).
+``import c8env`` loads the core; the PettingZoo env (``env``, ``raw_env``: ``crazy_eights_v2``, the newest
+version) loads on first use (PEP 562), so ``import c8env.engine`` works without Gymnasium or PettingZoo.
+``import c8env`` also registers the env ids (:mod:`c8env.envs.registration`: ``c8env/SingleAgent-v2``,
+``c8env/LearnerVector-v2``, ``c8env/SelfPlayVector-v2`` with Gymnasium, ``c8env/crazy_eights-v2`` with PettingZoo,
+and their ``v1`` and ``v0``, kept as released: :mod:`c8env.versions`) with each library already imported, and
+with the others the moment they are imported; it imports neither. ``import c8env.crazy_eights_v2`` (and ``v1``,
+``v0``: PettingZoo's layout) gives the module ``c8env.envs.crazy_eights_v2`` itself.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.abc
+import importlib.machinery
+import importlib.util
 import sys
 import types
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from c8env import deprecation
 from c8env.actions import ANNOUNCE, DECLARE_BASE, DRAW, NUM_ACTIONS, PASS, STOP, action_text
 from c8env.cards import card_text, parse_card, parse_cards
 from c8env.engine import IllegalActionError, Phase, State
 from c8env.observation import OBS_LAYOUT, OBS_SIZE
 from c8env.rules import RuleSet, load_rules, preset_names
 
-__version__ = "0.2.0"
-
-deprecation.install()
+__version__ = "0.3.0.dev0"
 
 #: Public names that load their module on first access (they need Gymnasium and PettingZoo).
 _LAZY = {"env": "c8env.envs.crazy_eights", "raw_env": "c8env.envs.crazy_eights"}
-#: Modules loaded on first access: ``c8env.crazy_eights_v1`` is the PettingZoo-style module (``env``, ``raw_env``);
-#: ``c8env.crazy_eights_v0`` the v0 env, kept for reproducing old runs.
-_LAZY_MODULES = {"crazy_eights_v0": "c8env.envs.crazy_eights_v0", "crazy_eights_v1": "c8env.envs.crazy_eights_v1"}
+#: Modules loaded on first access: ``c8env.crazy_eights_vN``, the PettingZoo-style module (``env``, ``raw_env``) of
+#: each version (:mod:`c8env.versions`); v2 is the newest, v1 and v0 are kept as they were released.
+_LAZY_MODULES = {f"crazy_eights_v{n}": f"c8env.envs.crazy_eights_v{n}" for n in range(3)}
+#: The same modules by import path (``import c8env.crazy_eights_v2``): each path is the module it names.
+_ALIASES = {f"c8env.{name}": module for name, module in _LAZY_MODULES.items()}
 #: The registration function (:mod:`c8env.envs.registration`) of each library c8env registers its envs with.
 _REGISTER = {"gymnasium": "register_gymnasium", "pettingzoo": "register_pettingzoo"}
 
@@ -122,6 +124,29 @@ def _install_registration() -> None:
 _install_registration()
 
 
+class _ModuleAliases(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports each path of :data:`_ALIASES` as the very module it names, which keeps its own spec."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, importlib.machinery.ModuleSpec] = {}  # the named module's spec, put back
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        return importlib.util.spec_from_loader(fullname, self) if fullname in _ALIASES else None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        module = importlib.import_module(_ALIASES[spec.name])
+        self._specs[module.__name__] = module.__spec__
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__spec__ = self._specs.pop(module.__name__)  # the import system gave it the alias's spec
+
+
+if not any(isinstance(finder, _ModuleAliases) for finder in sys.meta_path):
+    sys.meta_path.append(_ModuleAliases())
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY_MODULES:
         return importlib.import_module(_LAZY_MODULES[name])
@@ -141,6 +166,7 @@ __all__ = [
     "OBS_SIZE",
     "crazy_eights_v0",
     "crazy_eights_v1",
+    "crazy_eights_v2",
     "env",
     "raw_env",
     "ANNOUNCE",

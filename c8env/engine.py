@@ -118,10 +118,20 @@ DrawRecord = tuple[int, int, int]
 #: A seat's record per suit (clubs, diamonds, hearts, spades): the fewest cards he has held since his latest voluntary
 #: draw or pass in this hand at which every card of that suit fitted (0: none; docs/state-format.md).
 SuitDraws = tuple[int, int, int, int]
-NO_SUIT_DRAWS: SuitDraws = (0, 0, 0, 0)
 #: A seat's last declaration in this hand: (the suit declared, the fewest cards he has held since).
 Declaration = tuple[int, int]
 _WHOLE: dict[int, tuple[int, int]] = {}
+_FITTED: dict[int, int] = {}
+#: A seat's records in ``State._records``, ``_STRIDE`` ints a seat: the cards held at his last draw or pass (the
+#: draw record's ``held``), one such per suit (0: none), at his last declaration, the suits and ranks of the draw
+#: record (``suits | ranks << 4``, 0: none: a record always has a suit) and the suit declared plus 1 (0: none).
+#: Each ``held`` is as of his latest record (draw, pass or declaration): the fewest cards held since is the lower
+#: of it and ``State._low``, the fewest he has held after a play since then (folded in at each record).
+_DRAW_HELD, _SUIT_HELD, _DECLARED_HELD, _FIT, _DECLARED, _STRIDE = 0, 1, 5, 6, 7, 8
+#: ``State._low`` of a seat that has played no card since his latest record.
+_NO_PLAY = 1 << 62
+#: The suits (indices) in a 4-bit suit set.
+_SUITS_IN = tuple(tuple(s for s in range(NUM_SUITS) if (v >> s) & 1) for v in range(16))
 
 
 def whole_suits_and_ranks(cards: int) -> tuple[int, int]:
@@ -131,6 +141,15 @@ def whole_suits_and_ranks(cards: int) -> tuple[int, int]:
         suits = sum(1 << s for s, mask in enumerate(SUIT_MASKS) if mask & cards == mask)
         ranks = sum(1 << r for r, mask in enumerate(RANK_MASKS) if mask & cards == mask)
         found = _WHOLE[cards] = (suits, ranks)
+    return found
+
+
+def _fitted(cards: int) -> int:
+    """:func:`whole_suits_and_ranks` of ``cards`` packed in one int, ``suits | ranks << 4``."""
+    found = _FITTED.get(cards)
+    if found is None:
+        suits, ranks = whole_suits_and_ranks(cards)
+        found = _FITTED[cards] = suits | ranks << 4
     return found
 
 
@@ -192,7 +211,7 @@ class State:
     __slots__ = (
         "rules", "num_players", "_held", "_twice", "sizes", "stock", "discard", "current", "dealer", "suit", "rank",
         "direction", "phase", "pending", "draws", "passes", "scores", "hands_played", "countdown", "voids",
-        "last_draws", "suit_draws", "declared", "winner", "end_reason", "_entropy", "_reshuffles", "_follow", "_wild_masks", "_legal",
+        "_low", "_records", "_pile", "_pile_twice", "winner", "end_reason", "_entropy", "_reshuffles", "_follow", "_wild_masks", "_legal",
     )
 
     # ----- construction -----------------------------------------------------------------------------
@@ -206,6 +225,7 @@ class State:
         s.sizes = [0] * num_players
         s.stock = []
         s.discard = []
+        s._pile = s._pile_twice = 0
         s.current = 0
         s.dealer = 0
         s.suit = 0
@@ -219,9 +239,8 @@ class State:
         s.hands_played = 0
         s.countdown = [COUNTDOWN_START] * num_players
         s.voids = [0] * num_players
-        s.last_draws = [None] * num_players
-        s.suit_draws = [NO_SUIT_DRAWS] * num_players
-        s.declared = [None] * num_players
+        s._low = [_NO_PLAY] * num_players
+        s._records = [0] * (_STRIDE * num_players)
         s.winner = None
         s.end_reason = None
         s._entropy = entropy
@@ -261,7 +280,7 @@ class State:
     def _deal(self, rng: np.random.Generator) -> None:
         n = self.num_players
         deck = list(range(NUM_CARDS)) * self.rules.num_decks(n)
-        stock = [deck[i] for i in rng.permutation(len(deck))]
+        stock = [deck[i] for i in rng.permutation(len(deck)).tolist()]
         self._held = [0] * n
         self._twice = [0] * n
         self.sizes = [0] * n
@@ -284,12 +303,12 @@ class State:
                 starter = stock.pop()
         self.stock = stock
         self.discard = [starter]
+        self._pile, self._pile_twice = 1 << starter, 0
         self.direction = 1
         self.pending = self.draws = self.passes = 0
         self.voids = [0] * n
-        self.last_draws = [None] * n
-        self.suit_draws = [NO_SUIT_DRAWS] * n
-        self.declared = [None] * n
+        self._low = [_NO_PLAY] * n
+        self._records = [0] * (_STRIDE * n)
         self.winner = self.end_reason = None
         self._reshuffles = 0
         self._legal = None
@@ -319,6 +338,8 @@ class State:
         s.sizes = self.sizes[:]
         s.stock = self.stock[:]
         s.discard = self.discard[:]
+        s._pile = self._pile
+        s._pile_twice = self._pile_twice
         s.current = self.current
         s.dealer = self.dealer
         s.suit = self.suit
@@ -332,9 +353,8 @@ class State:
         s.hands_played = self.hands_played
         s.countdown = self.countdown[:]
         s.voids = self.voids[:]
-        s.last_draws = self.last_draws[:]
-        s.suit_draws = self.suit_draws[:]
-        s.declared = self.declared[:]
+        s._low = self._low[:]
+        s._records = self._records[:]
         s.winner = self.winner
         s.end_reason = self.end_reason
         s._entropy = self._entropy
@@ -365,14 +385,6 @@ class State:
             self._held[seat] |= bit
         self.sizes[seat] += 1
 
-    def _remove(self, seat: int, card: int) -> None:
-        bit = 1 << card
-        if self._twice[seat] & bit:
-            self._twice[seat] ^= bit
-        else:
-            self._held[seat] ^= bit
-        self.sizes[seat] -= 1
-
     def _set_top(self, suit: int, rank: int) -> None:
         """Set what the next card must match: a suit (or ANY_SUIT) and a rank (-1: none)."""
         self.suit = suit
@@ -386,6 +398,10 @@ class State:
         """A seat's hand as two card sets (bit ``c`` set for card id ``c``): the cards held at least
         once, and the cards held twice (two decks)."""
         return self._held[seat], self._twice[seat]
+
+    def discard_cards(self) -> tuple[int, int]:
+        """The discard pile as two card sets, as :meth:`held_cards`: the cards in it at least once, and twice."""
+        return self._pile, self._pile_twice
 
     def follow_mask(self) -> int:
         """The card set that matches the top of the discard pile by suit or rank (every card while an
@@ -427,32 +443,33 @@ class State:
         return self.discard[-1]
 
     # ----- legal actions ----------------------------------------------------------------------------
-    def _may_draw(self, playable: int) -> bool:
-        rules = self.rules
-        limit = rules.max_draws_per_turn
-        if limit is not None and self.draws >= limit:
-            return False
-        if playable and not rules.draw_when_able:
-            return False
-        return bool(self.stock) or (rules.stock_exhausted == "reshuffle" and len(self.discard) > 1)
-
-    def _compute_legal(self) -> tuple[int, ...]:
+    def _compute_legal(self) -> Sequence[int]:
+        """The legal actions, ascending (kept in ``_legal`` until the next move, and never changed)."""
         phase = self.phase
         if phase is PLAY:
             p = self.current
+            rules = self.rules
             if self.pending:
-                defence = self._held[p] & self._follow & self.rules.draw_cards_mask & ~self._wild_masks[p]
+                defence = self._held[p] & self._follow & rules.draw_cards_mask & ~self._wild_masks[p]
                 return (*iter_bits(defence), DRAW)
             playable = self._held[p] & (self._follow | self._wild_masks[p])
-            acts = iter_bits(playable)
-            if self._may_draw(playable):
+            acts = []
+            bits = playable
+            while bits:  # iter_bits, inlined
+                low = bits & -bits
+                acts.append(low.bit_length() - 1)
+                bits ^= low
+            limit = rules.max_draws_per_turn
+            draws = self.draws
+            if (limit is None or draws < limit) and (not playable or rules.draw_when_able) and (
+                    self.stock or (rules.stock_exhausted == "reshuffle" and len(self.discard) > 1)):
                 acts.append(DRAW)
-            elif not playable or self.draws == self.rules.max_draws_per_turn:
+            elif not playable or draws == limit:
                 acts.append(PASS)
-            threshold = self.rules.stop_threshold
-            if threshold is not None and self.draws == 0 and self.hand_points(p) <= threshold:
+            threshold = rules.stop_threshold
+            if threshold is not None and draws == 0 and self.hand_points(p) <= threshold:
                 acts.append(STOP)
-            return tuple(acts)
+            return acts
         if phase is DECLARE:
             return DECLARE_ACTIONS
         if phase is ANNOUNCE_PHASE:
@@ -469,7 +486,11 @@ class State:
     def legal_mask(self) -> np.ndarray:
         """The 60-long int8 mask of legal actions."""
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        mask[self.legal_actions()] = 1
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        for action in legal:  # a few actions: cheaper one by one than as an index array
+            mask[action] = 1
         return mask
 
     # ----- transitions ------------------------------------------------------------------------------
@@ -503,7 +524,7 @@ class State:
         elif phase is DECLARE:
             suit = action - DECLARE_BASE
             self._set_top(suit, -1)
-            self.declared[p] = (suit, self.sizes[p])
+            self._record_declaration(p, suit)
             if len(self.discard) == 1:  # the dealer declared for a wild starter
                 self._advance(1)
             else:
@@ -534,21 +555,26 @@ class State:
         )
 
     def _play(self, p: int, card: int) -> None:
-        self._remove(p, card)
+        # The engine's hottest path: the card leaves the hand, then _set_top, _after_play, _end_turn_after_play and
+        # _advance for a card played normally, inlined.
+        bit = 1 << card
+        if self._twice[p] & bit:
+            self._twice[p] ^= bit
+        else:
+            self._held[p] ^= bit
+        size = self.sizes[p] - 1
+        self.sizes[p] = size
         self.discard.append(card)
+        if self._pile & bit:
+            self._pile_twice |= bit
+        else:
+            self._pile |= bit
         self.voids[p] = 0
         self.passes = 0
-        size = self.sizes[p]
-        record = self.last_draws[p]
-        if record is not None and record[2] > size:
-            self.last_draws[p] = (record[0], record[1], size)
-        suit_draws = self.suit_draws[p]
-        if max(suit_draws) > size:
-            self.suit_draws[p] = tuple(min(held, size) for held in suit_draws)  # type: ignore[assignment]
-        declared = self.declared[p]
-        if declared is not None and declared[1] > size:
-            self.declared[p] = (declared[0], size)
-        if self.sizes[p] == 0:
+        low = self._low
+        if size < low[p]:
+            low[p] = size
+        if size == 0:
             self._end_hand(p, "out")
             return
         suit, rank = divmod(card, NUM_RANKS)
@@ -558,13 +584,25 @@ class State:
             return
         rules = self.rules
         effect = rules.effect_table[card]
+        self.rank = rank
         if effect == ANY_NEXT:
-            self._set_top(ANY_SUIT, rank)
+            self.suit = ANY_SUIT
+            self._follow = ALL_CARDS_MASK
         else:
-            self._set_top(suit, rank)
+            self.suit = suit
+            self._follow = SUIT_MASKS[suit] | RANK_MASKS[rank]
             if effect == DRAW_EFFECT:
                 self.pending += rules.draw_table[card]
-        self._after_play(p)
+        if rules.last_card_call and size == 1:
+            self.phase = ANNOUNCE_PHASE
+            return
+        if effect == SKIP:
+            self.current = (p + 2 * self.direction) % self.num_players
+        else:
+            if effect == REVERSE:
+                self.direction = -self.direction
+            self.current = (p + self.direction) % self.num_players
+        self.draws = 0
 
     def _after_play(self, p: int) -> None:
         if self.rules.last_card_call and self.sizes[p] == 1:
@@ -592,13 +630,19 @@ class State:
         top = self.discard.pop()
         rest = self.discard
         self._reshuffles += 1
-        self.stock = [rest[i] for i in self._rng(self._reshuffles).permutation(len(rest))]
+        self.stock = [rest[i] for i in self._rng(self._reshuffles).permutation(len(rest)).tolist()]
         self.discard = [top]
+        self._pile, self._pile_twice = 1 << top, 0
 
     def _draw(self, p: int) -> None:
         if not self.stock:
             self._reshuffle()
-        self._add(p, self.stock.pop())
+        bit = 1 << self.stock.pop()  # _add, inlined
+        if self._held[p] & bit:
+            self._twice[p] |= bit
+        else:
+            self._held[p] |= bit
+        self.sizes[p] += 1
         self.draws += 1
         self.passes = 0
         if self.suit != ANY_SUIT:
@@ -606,12 +650,89 @@ class State:
         self._record_draw(p)
 
     def _record_draw(self, p: int) -> None:
-        """Note seat ``p``'s voluntary draw or pass: what fitted, and his hand size."""
+        """Note seat ``p``'s voluntary draw or pass: what fitted, and his hand size (his other records take the
+        fewest cards he has held since his previous record)."""
         size = self.sizes[p]
-        suits, ranks = whole_suits_and_ranks(self._follow | self._wild_masks[p])
-        self.last_draws[p] = (suits, ranks, size)
-        self.suit_draws[p] = tuple(size if (suits >> suit) & 1 else held  # type: ignore[assignment]
-                                   for suit, held in enumerate(self.suit_draws[p]))
+        low = self._low[p]
+        self._low[p] = _NO_PLAY
+        rec = self._records
+        b = _STRIDE * p
+        fitting = self._follow | self._wild_masks[p]
+        fit = _FITTED.get(fitting) or _fitted(fitting)
+        rec[b + _DRAW_HELD] = size
+        rec[b + _FIT] = fit
+        if low != _NO_PLAY:  # he played since his previous record: the records this one leaves take it
+            i = b + _SUIT_HELD
+            if rec[i] > low:
+                rec[i] = low
+            if rec[i + 1] > low:
+                rec[i + 1] = low
+            if rec[i + 2] > low:
+                rec[i + 2] = low
+            if rec[i + 3] > low:
+                rec[i + 3] = low
+            if rec[b + _DECLARED_HELD] > low:
+                rec[b + _DECLARED_HELD] = low
+        for suit in _SUITS_IN[fit & 15]:
+            rec[b + _SUIT_HELD + suit] = size
+
+    def _record_declaration(self, p: int, suit: int) -> None:
+        """Note seat ``p``'s declaration of ``suit`` (his other records take the fewest cards he has held since his
+        previous record)."""
+        size = self.sizes[p]
+        low = self._low[p]
+        self._low[p] = _NO_PLAY
+        rec = self._records
+        b = _STRIDE * p
+        for i in range(b, b + _DECLARED_HELD):
+            if rec[i] > low:
+                rec[i] = low
+        rec[b + _DECLARED_HELD] = size
+        rec[b + _DECLARED] = suit + 1
+
+    @property
+    def last_draws(self) -> list[DrawRecord | None]:
+        """Per seat, his last voluntary draw or pass in this hand (:data:`DrawRecord`), or None."""
+        return [self.records_of(seat)[0] for seat in range(self.num_players)]
+
+    @property
+    def suit_draws(self) -> list[SuitDraws]:
+        """Per seat, his record per suit (:data:`SuitDraws`)."""
+        return [self.records_of(seat)[1] for seat in range(self.num_players)]
+
+    @property
+    def declared(self) -> list[Declaration | None]:
+        """Per seat, his last declaration in this hand (:data:`Declaration`), or None."""
+        return [self.records_of(seat)[2] for seat in range(self.num_players)]
+
+    def records_of(self, seat: int) -> tuple[DrawRecord | None, SuitDraws, Declaration | None]:
+        """A seat's records as they stand: his last voluntary draw or pass in this hand (:data:`DrawRecord`, None:
+        none), his record per suit (:data:`SuitDraws`) and his last declaration (:data:`Declaration`, None: none)."""
+        b = _STRIDE * seat
+        draw_held, clubs, diamonds, hearts, spades, declared_held, fit, declared = self._records[b:b + _STRIDE]
+        low = self._low[seat]
+        if low != _NO_PLAY:  # he played since his latest record
+            draw_held, declared_held = min(draw_held, low), min(declared_held, low)
+            clubs, diamonds, hearts, spades = min(clubs, low), min(diamonds, low), min(hearts, low), min(spades, low)
+        return ((fit & 15, fit >> 4, draw_held) if fit else None, (clubs, diamonds, hearts, spades),
+                (declared - 1, declared_held) if declared else None)
+
+    def _set_records(self, last_draws: Sequence[DrawRecord | None], suit_draws: Sequence[SuitDraws],
+                     declared: Sequence[Declaration | None]) -> None:
+        """Set every seat's records (``held`` values as they stand now)."""
+        rec = [0] * (_STRIDE * self.num_players)
+        for seat in range(self.num_players):
+            b = _STRIDE * seat
+            draw, declaration = last_draws[seat], declared[seat]
+            if draw is not None:
+                rec[b + _FIT] = draw[0] | draw[1] << 4
+                rec[b + _DRAW_HELD] = draw[2]
+            rec[b + _SUIT_HELD:b + _SUIT_HELD + NUM_SUITS] = suit_draws[seat]
+            if declaration is not None:
+                rec[b + _DECLARED] = declaration[0] + 1
+                rec[b + _DECLARED_HELD] = declaration[1]
+        self._records = rec
+        self._low = [_NO_PLAY] * self.num_players
 
     def _penalty_draw(self, p: int, count: int) -> int:
         """Draw a penalty; returns the cards drawn, or -1 if the empty stock ended the hand."""
@@ -900,6 +1021,12 @@ class _StateReader:
                 s._add(i, card)
         s.stock = stock
         s.discard = discard
+        for card in discard:
+            bit = 1 << card
+            if s._pile & bit:
+                s._pile_twice |= bit
+            else:
+                s._pile |= bit
         s.phase = phase
         s.current = self.int_("current_player", 0, 0, n - 1)
         direction = data.get("direction", 1)
@@ -915,9 +1042,7 @@ class _StateReader:
         s.countdown = self.int_list("countdown", [8] * n, n, 0, 8)
         s._set_wild_masks()
         s.voids = self._voids(n)
-        s.last_draws = self._last_draws(s.sizes)
-        s.suit_draws = self._suit_draws(s.sizes)
-        s.declared = self._declared(s.sizes)
+        s._set_records(self._last_draws(s.sizes), self._suit_draws(s.sizes), self._declared(s.sizes))
         top = discard[-1]
         suit_text = data.get("suit_to_follow", SUITS[top // NUM_RANKS])
         if suit_text == "*":
@@ -947,6 +1072,9 @@ class _StateReader:
                                    or not 0 <= winner < n):
             raise ValueError(f"state key 'winner' = {winner!r} is invalid; allowed: null, or a seat when phase is 'over'")
         s.winner = winner
+        if winner is not None and rules.countdown and s.countdown[winner] < 8:
+            # the hand was played with the count before the winner's went down: its wild cards, as dealt
+            s._wild_masks[winner] = wild_mask_for(rules, s.countdown[winner] + 1)
         self._check_reachable(s, hands)
         return s
 

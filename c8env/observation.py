@@ -38,9 +38,8 @@ index      name                  meaning
                                  fewest he has held since, over his hand size; zeros: none)
 =========  ====================  ==============================================================
 
-Entries 0-244 are the whole vector of the releases before ``opponent_last_draws``, entries 0-352 that of the
-releases before ``opponent_suit_draws``: policies trained on them read the vector's first
-:data:`LEGACY_OBS_SIZE` or :data:`DRAWS_OBS_SIZE` entries (:data:`EARLIER_OBS_SIZES`).
+Each env version's observation is the vector's first entries (:mod:`c8env.versions`): v0 and v1 give the first
+:data:`LEGACY_OBS_SIZE` (245), v2 all 401; a network trained on a version reads the first entries it was trained on.
 
 :func:`encode_observation` writes the vector, :func:`decode_observation` reads it back
 into an :class:`ObservedPosition`, :func:`action_mask` is the 60-long legal mask (all
@@ -51,7 +50,6 @@ of decoding; every other agent gets :func:`sealed_observation`). NumPy only.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -99,29 +97,23 @@ def _build_layout() -> dict[str, slice]:
 #: Name -> slice of the observation vector (the table in the module docstring).
 OBS_LAYOUT: dict[str, slice] = _build_layout()
 OBS_SIZE: int = max(s.stop for s in OBS_LAYOUT.values())
-#: The length of the vector before ``opponent_last_draws``: networks trained on it read the vector's first entries.
+#: The length of the vector before ``opponent_last_draws``: the observation of env versions 0 and 1.
 LEGACY_OBS_SIZE = OBS_LAYOUT["opponent_last_draws"].start
-#: The length of the vector before ``opponent_suit_draws``.
-DRAWS_OBS_SIZE = OBS_LAYOUT["opponent_suit_draws"].start
-#: The lengths the vector had in earlier releases: a network trained on one reads the vector's first entries.
-EARLIER_OBS_SIZES = (DRAWS_OBS_SIZE, LEGACY_OBS_SIZE)
+#: The sizes :func:`encode_observation` writes: the observations of the env versions (:mod:`c8env.versions`).
+ENCODED_SIZES = (OBS_SIZE, LEGACY_OBS_SIZE)
 
 _HAND, _TOP, _SUIT, _RANK, _ANY, _DISCARD, _SIZES, _STOCK, _PENDING, _DIRECTION, _PHASE, _DRAWS, _PLAYERS, \
     _SCORES, _WILD, _VOIDS, _COUNTDOWN, _LAST_DRAWS, _SUIT_DRAWS, _DECLARED = (s.start for s in OBS_LAYOUT.values())
-_SUIT_BITS = tuple(np.array([(v >> s) & 1 for s in range(NUM_SUITS)], dtype=np.float32) for v in range(16))
 
 
-@functools.cache
-def _record_bits(suits: int, ranks: int) -> np.ndarray:
-    """The suits and ranks of a draw record as 17 0/1 floats."""
-    return np.array([(suits >> s) & 1 for s in range(NUM_SUITS)] + [(ranks >> r) & 1 for r in range(NUM_RANKS)],
-                    dtype=np.float32)
+#: The other seats, clockwise from the observer: ``_OTHERS[num_players][seat]``.
+_OTHERS = [[tuple((seat + k) % n for k in range(1, n)) for seat in range(n)] for n in range(MAX_PLAYERS + 1)]
 
 
-def _bit_array(mask: int) -> np.ndarray:
-    """A 52-bit card set as a 0/1 uint8 array."""
-    return np.unpackbits(np.frombuffer(mask.to_bytes(7, "little"), dtype=np.uint8), count=NUM_CARDS,
-                         bitorder="little")
+def _unpack(bits: int, size: int) -> np.ndarray:
+    """The first ``size`` bits of ``bits`` as float32 0s and 1s (bit i: entry i)."""
+    return np.unpackbits(np.frombuffer(bits.to_bytes((size + 7) // 8, "little"), dtype=np.uint8), count=size,
+                         bitorder="little").astype(np.float32)
 
 
 def fewest_cards(observations: np.ndarray) -> np.ndarray:
@@ -133,56 +125,67 @@ def fewest_cards(observations: np.ndarray) -> np.ndarray:
     return np.minimum(own, np.where(sizes > 0, sizes, np.inf).min(-1))
 
 
-def encode_observation(state: State, seat: int) -> np.ndarray:
-    """The float32 observation vector of ``seat`` (seat-relative, hidden cards never shown)."""
-    obs = np.zeros(OBS_SIZE, dtype=np.float32)
+def encode_observation(state: State, seat: int, size: int = OBS_SIZE) -> np.ndarray:
+    """The float32 observation vector of ``seat`` (seat-relative, hidden cards never shown): its first ``size``
+    entries (an env version's observation, :mod:`c8env.versions`; the whole vector by default)."""
+    if size not in ENCODED_SIZES:
+        raise ValueError(f"size={size!r} is invalid; allowed: {OBS_SIZE} or {LEGACY_OBS_SIZE} (an env version's)")
+    # The entries that are 0 or 1 are gathered as the bits of one int (bit i: entry i) and unpacked at once; the
+    # second copies of cards (two decks) likewise, then added; the counts are set one by one.
     n = state.num_players
     held, twice = state.held_cards(seat)
-    hand = _bit_array(held)
-    if twice:
-        hand = hand + _bit_array(twice)
-    obs[_HAND:_HAND + NUM_CARDS] = hand
-    obs[_TOP + state.discard[-1]] = 1.0
+    pile, pile_twice = state.discard_cards()
+    bits = held | 1 << (_TOP + state.discard[-1]) | pile << _DISCARD | 1 << (_PHASE + state.phase) | 1 << (_PLAYERS + n - 2)
     if state.suit == ANY_SUIT:
-        obs[_ANY] = 1.0
+        bits |= 1 << _ANY
     else:
-        obs[_SUIT + state.suit] = 1.0
+        bits |= 1 << (_SUIT + state.suit)
     if state.rank >= 0:
-        obs[_RANK + state.rank] = 1.0
-    obs[_DISCARD:_DISCARD + NUM_CARDS] = np.bincount(state.discard, minlength=NUM_CARDS)
-    others = [(seat + k) % n for k in range(1, n)]
-    sizes = state.sizes
-    obs[_SIZES:_SIZES + n - 1] = [sizes[s] for s in others]
-    obs[_STOCK] = len(state.stock)
-    obs[_PENDING] = state.pending
-    obs[_DIRECTION] = state.direction
-    obs[_PHASE + state.phase] = 1.0
-    obs[_DRAWS] = state.draws
-    obs[_PLAYERS + n - 2] = 1.0
-    if any(state.scores):
-        obs[_SCORES:_SCORES + n] = [state.scores[s] for s in [seat, *others]]
+        bits |= 1 << (_RANK + state.rank)
     wild = state.wild_mask(seat)
     if wild:
-        obs[_WILD + (wild & -wild).bit_length() - 1] = 1.0
-    voids, last_draws = state.voids, state.last_draws
+        bits |= 1 << (_WILD + (wild & -wild).bit_length() - 1)
+    others = _OTHERS[n][seat]
+    voids = state.voids
+    records = []
     for k, other in enumerate(others):
-        if voids[other]:
-            obs[_VOIDS + 4 * k:_VOIDS + 4 * k + 4] = _SUIT_BITS[voids[other]]
-        record = last_draws[other]
-        if record is not None:
-            at = _LAST_DRAWS + DRAW_RECORD_SIZE * k
-            obs[at:at + DRAW_RECORD_SIZE - 1] = _record_bits(record[0], record[1])
-            obs[at + DRAW_RECORD_SIZE - 1] = record[2]
-        size = sizes[other]
-        if size:
-            suit_draws = state.suit_draws[other]
-            if any(suit_draws):
-                obs[_SUIT_DRAWS + 4 * k:_SUIT_DRAWS + 4 * k + 4] = [held / size for held in suit_draws]
-            declared = state.declared[other]
-            if declared is not None:
-                obs[_DECLARED + 4 * k + declared[0]] = declared[1] / size
+        bits |= voids[other] << (_VOIDS + NUM_SUITS * k)
+        if size == OBS_SIZE:
+            record = state.records_of(other)
+            draw = record[0]
+            if draw is not None:
+                bits |= (draw[0] | draw[1] << NUM_SUITS) << (_LAST_DRAWS + DRAW_RECORD_SIZE * k)
+            records.append(record)
+    obs = _unpack(bits, size)
+    if twice or pile_twice:
+        obs[:_SIZES] += _unpack(twice | pile_twice << _DISCARD, _SIZES)
+    sizes = state.sizes
+    for k, other in enumerate(others):
+        obs[_SIZES + k] = sizes[other]
+    obs[_STOCK] = len(state.stock)
+    if state.pending:
+        obs[_PENDING] = state.pending
+    obs[_DIRECTION] = state.direction
+    if state.draws:
+        obs[_DRAWS] = state.draws
+    scores = state.scores
+    if any(scores):
+        obs[_SCORES] = scores[seat]
+        for k, other in enumerate(others):
+            obs[_SCORES + 1 + k] = scores[other]
     if state.rules.countdown:
         obs[_COUNTDOWN:_COUNTDOWN + n] = [state.countdown[s] for s in [seat, *others]]
+    for k, (draw, suit_draws, declared) in enumerate(records):
+        if draw is not None and draw[2]:
+            obs[_LAST_DRAWS + DRAW_RECORD_SIZE * k + DRAW_RECORD_SIZE - 1] = draw[2]
+        hand_size = sizes[others[k]]
+        if hand_size:
+            at = _SUIT_DRAWS + NUM_SUITS * k
+            for suit in range(NUM_SUITS):
+                if suit_draws[suit]:
+                    obs[at + suit] = suit_draws[suit] / hand_size
+            if declared is not None:
+                obs[_DECLARED + NUM_SUITS * k + declared[0]] = declared[1] / hand_size
     return obs
 
 
@@ -290,13 +293,13 @@ def _read_declared(entries: np.ndarray, size: int) -> tuple[int, int] | None:
 GLOBAL_STATE_SIZE = MAX_PLAYERS * OBS_SIZE
 
 
-def encode_global_state(state: State) -> np.ndarray:
-    """The global state of PettingZoo's ``env.state()``: the observation vector of every seat, seat 0
-    first, in 7 slots of ``OBS_SIZE`` (zeros for seats beyond ``num_players``); float32 of
-    :data:`GLOBAL_STATE_SIZE`. It holds every hand (each seat's own part); the stock's order stays out."""
-    out = np.zeros(GLOBAL_STATE_SIZE, dtype=np.float32)
+def encode_global_state(state: State, size: int = OBS_SIZE) -> np.ndarray:
+    """The global state of PettingZoo's ``env.state()``: the observation vector (of ``size`` entries) of every
+    seat, seat 0 first, in 7 slots (zeros for seats beyond ``num_players``); float32 of ``7 * size``. It holds
+    every hand (each seat's own part); the stock's order stays out."""
+    out = np.zeros(MAX_PLAYERS * size, dtype=np.float32)
     for seat in range(state.num_players):
-        out[seat * OBS_SIZE:(seat + 1) * OBS_SIZE] = encode_observation(state, seat)
+        out[seat * size:(seat + 1) * size] = encode_observation(state, seat, size)
     return out
 
 
@@ -357,9 +360,10 @@ OBSERVATION_HELP = (f"the env's observation dict {{'observation': float32[{OBS_S
                     "(or a StateObservation)")
 
 
-def check_observation(observation: Any, who: str) -> None:
+def check_observation(observation: Any, who: str, needs: int = OBS_SIZE) -> None:
     """Refuse what is not an observation dict (a flat vector, a dict without a mask, wrong shapes) with a
-    ``TypeError``/``ValueError`` naming ``who`` received what and what is allowed."""
+    ``TypeError``/``ValueError`` naming ``who`` received what and what is allowed. The vector may be any env
+    version's (:data:`ENCODED_SIZES`) that holds the first ``needs`` entries ``who`` reads."""
     if isinstance(observation, StateObservation):
         return
     if not isinstance(observation, Mapping):
@@ -370,16 +374,21 @@ def check_observation(observation: Any, who: str) -> None:
     if missing:
         raise ValueError(f"{who}.act: the observation dict lacks {missing} (keys: {sorted(map(str, observation))}); "
                          f"allowed: {OBSERVATION_HELP}")
-    for key, size in (("observation", OBS_SIZE), ("action_mask", NUM_ACTIONS)):
+    sizes = [size for size in ENCODED_SIZES if size >= needs]
+    for key, allowed in (("observation", sizes), ("action_mask", [NUM_ACTIONS])):
         try:
             value = np.asarray(observation[key], dtype=np.float64)
         except (TypeError, ValueError):
             raise TypeError(f"{who}.act: observation[{key!r}] is not numeric; allowed: {OBSERVATION_HELP}") from None
-        if value.shape != (size,):
-            raise ValueError(f"{who}.act: observation[{key!r}] has shape {value.shape}; allowed: {OBSERVATION_HELP}")
+        if value.ndim != 1 or value.shape[0] not in allowed:
+            reads = "" if key == "action_mask" else \
+                f" ({who} reads {needs} entries; the env versions' observations have {OBS_SIZE} or {LEGACY_OBS_SIZE}: " \
+                "c8env.versions)"
+            raise ValueError(f"{who}.act: observation[{key!r}] has shape {value.shape}; allowed: "
+                             f"{' or '.join(f'({size},)' for size in allowed)}{reads}")
         if key == "action_mask" and not np.isin(value, (0, 1)).all():
             raise ValueError(f"{who}.act: observation['action_mask'] holds values other than 0 and 1")
 
 
-__all__ = ["DRAWS_OBS_SIZE", "DRAW_RECORD_SIZE", "EARLIER_OBS_SIZES", "GLOBAL_STATE_SIZE", "LEGACY_OBS_SIZE", "OBSERVATION_HELP", "check_observation", "fewest_cards", "OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "encode_global_state", "StateObservation", "action_mask", "decode_observation", "sealed_observation",
+__all__ = ["DRAW_RECORD_SIZE", "ENCODED_SIZES", "GLOBAL_STATE_SIZE", "LEGACY_OBS_SIZE", "OBSERVATION_HELP", "check_observation", "fewest_cards", "OBS_LAYOUT", "OBS_SIZE", "ObservedPosition", "encode_global_state", "StateObservation", "action_mask", "decode_observation", "sealed_observation",
            "encode_observation"]

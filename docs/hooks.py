@@ -2,7 +2,8 @@
 loads (``extensions:`` of mkdocstrings' Python handler).
 
 - ``environment.md`` is generated at build time from the env's docstring
-  (:func:`docstrings.environment_markdown`): the page has no file of its own to drift;
+  (:func:`docstrings.environment_markdown`): the page has no file of its own to drift (``docs/environment.md``
+  is a stub that points the repository view to the docstring; the build replaces it);
 - ``mkdocs serve`` rebuilds when a docstring of c8env or ``CHANGELOG.md`` changes (``docs/`` it watches itself);
 - :class:`RstDocstrings` turns c8env's reStructuredText roles, literals, examples, literal blocks and simple
   tables into Markdown before mkdocstrings renders them (``docs/docstrings.py`` does the work).
@@ -40,6 +41,9 @@ def on_files(files: Files, config: Any) -> Files:
     if str(ROOT) not in sys.path:  # c8env from this checkout, as the API reference reads it
         sys.path.insert(0, str(ROOT))
     for path, make in GENERATED.items():
+        stub = files.get_file_from_path(path)
+        if stub is not None:  # the repository view's stand-in
+            files.remove(stub)
         files.append(File.generated(config, path, content=make()))
     return files
 

@@ -2,7 +2,7 @@
 
     python docs/speed_chart.py            # rewrites docs/speed.png (matplotlib: the eval or train extra)
 
-The figures are typed here as the Speed page's table gives them (docs/speed.md; runs of 1 and 2 December 2026 on
+The figures are typed here as the Speed page's table gives them (docs/speed.md; runs of 1, 2 and 6 December 2026 on
 the 2-core development machine, each comparison measured in the same process by the command named in
 :data:`ROWS`); change both together. The chart is drawn with a fixed style and no date in its metadata,
 so the same figures give the same file.
@@ -15,10 +15,12 @@ from pathlib import Path
 
 #: (what is measured, the command that measured it, c8env's figure, the comparison, its figure); rates per second.
 ROWS = [
-    ("engine decisions/s, 2 players", "c8env speed engine", 186_066, "OpenSpiel's C++ crazy_eights, same Python loop", 140_111),
-    ("engine decisions/s, 4 players", "c8env speed engine", 195_118, "OpenSpiel, same loop", 148_038),
-    ("PettingZoo random loop steps/s, 2 players", "c8env speed env", 15_631, "Shimmy's OpenSpiel crazy_eights", 3_347),
-    ("PettingZoo random loop steps/s, 2 players", "c8env speed env", 15_631, "PettingZoo connect_four_v3", 5_760),
+    ("engine decisions per CPU s, 2 players", "c8env speed engine", 506_387, "OpenSpiel's C++ crazy_eights, same Python loop",
+     257_686),
+    ("engine decisions per CPU s, 4 players", "c8env speed engine", 468_570, "OpenSpiel, same loop", 249_190),
+    ("PettingZoo random loop steps per CPU s, 2 players", "c8env speed env", 49_525, "Shimmy's OpenSpiel crazy_eights",
+     5_218),
+    ("PettingZoo random loop steps per CPU s, 2 players", "c8env speed env", 49_525, "PettingZoo connect_four_v3", 11_925),
     ("batched engine steps/s, 2p, B=1024, obs + mask", "c8env speed vector", 3_787_458, "the scalar engine's Python loop",
      399_691),
     ("batched engine steps/s, 2p, B=1024, mask only", "c8env speed vector", 6_057_129,
@@ -57,7 +59,7 @@ def draw(path: Path = OUT) -> Path:
     ax.set_xscale("log")
     ax.set_xlim(80, 3e8)
     ax.set_xlabel("per second (log scale; higher is faster)")
-    ax.set_title("c8env beside the comparison measured in the same run\n(medians of 5 runs; the 2-core development machine, 1-2 December 2026)")
+    ax.set_title("c8env beside the comparison measured in the same run\n(medians of 5 runs; the 2-core development machine, 1-6 December 2026)")
     ax.legend(loc="lower right", frameon=False)
     ax.grid(axis="x", which="major", alpha=0.3)
     for side in ("top", "right"):

@@ -1,7 +1,7 @@
 """A CleanRL-style single-file PPO on c8env's batched vector env, masks from ``info["action_mask"]``.
 
 The loop of CleanRL's ``ppo.py`` (rollout storage, GAE, clipped surrogate, value loss, entropy bonus) on
-``gymnasium.make_vec("c8env/LearnerVector-v1", num_envs=...)``: every game seats one learner against
+``gymnasium.make_vec("c8env/LearnerVector-v2", num_envs=...)``: every game seats one learner against
 built-in opponents, which the env plays in batch between the learner's decisions. The only change for
 card games is the mask: the logits of illegal actions are set to a large negative number before sampling,
 both while collecting and in the update. The trained actor is exported to ONNX and played by
@@ -25,7 +25,7 @@ import torch
 from torch import nn
 from torch.distributions import Categorical
 
-import c8env  # registers c8env/LearnerVector-v1
+import c8env  # registers c8env/LearnerVector-v2
 from c8env.tools.evaluation import evaluate
 from c8env.tools.onnx_export import export_onnx
 
@@ -75,7 +75,7 @@ class Agent(nn.Module):
 
 
 def train(args: argparse.Namespace) -> tuple[Agent, int, float]:
-    envs = gymnasium.make_vec("c8env/LearnerVector-v1", num_envs=args.num_envs, opponents=args.opponents)
+    envs = gymnasium.make_vec("c8env/LearnerVector-v2", num_envs=args.num_envs, opponents=args.opponents)
     obs_size, num_actions = envs.single_observation_space.shape[0], int(envs.single_action_space.n)
     agent = Agent(obs_size, num_actions, args.hidden)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)

@@ -1,7 +1,7 @@
 """Stable-Baselines3 (sb3-contrib MaskablePPO) on c8env's PettingZoo AEC env, made single-agent by a small wrapper.
 
 SB3 trains one agent in a Gymnasium env, so :class:`LearnerSeat` turns the turn-based AEC env from
-``pettingzoo.make("aec", "c8env/crazy_eights-v1")`` into one: the learner takes a seat drawn at each reset,
+``pettingzoo.make("aec", "c8env/crazy_eights-v2")`` into one: the learner takes a seat drawn at each reset,
 c8env's built-in agents play the other seats between its decisions, the observation is the AEC
 observation's ``observation`` vector, the reward is the learner's own (``env.rewards`` summed over the moves
 since its last decision), and ``action_masks()`` returns the AEC ``action_mask``, which MaskablePPO asks for
@@ -29,7 +29,7 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-import c8env  # registers c8env/crazy_eights-v1 with PettingZoo
+import c8env  # registers c8env/crazy_eights-v2 with PettingZoo
 from c8env.agents import load
 from c8env.tools.evaluation import evaluate
 
@@ -51,7 +51,7 @@ class LearnerSeat(gymnasium.Env):
     """One seat of a PettingZoo AEC env for a single-agent learner; built-in c8env agents in the others."""
 
     def __init__(self, num_players: int = 2, opponents: tuple[str, ...] = ("greedy",)) -> None:
-        self.env = pettingzoo.make("aec", "c8env/crazy_eights-v1", num_players=num_players)
+        self.env = pettingzoo.make("aec", "c8env/crazy_eights-v2", num_players=num_players)
         first = self.env.possible_agents[0]
         self.observation_space = self.env.observation_space(first)["observation"]  # the 401-vector
         self.action_space = self.env.action_space(first)

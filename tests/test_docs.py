@@ -2,9 +2,13 @@
 
 - Python blocks of the README and docs/*.md run, each on its own, in a fresh process (a block that imports a
   library of :data:`OPTIONAL`, which no extra of the project installs, only where it is installed).
+- Python blocks that train with torch set torch's threads (one thread is what small networks need on a small machine).
 - Shell blocks: each ``c8env ...`` / ``python -m ...`` command is parsed by that command's own
   argument parser (so a renamed flag or subcommand fails here); ``make X`` must be a target
-  (``make -n``). Running them for real would take hours (training, expert leagues).
+  (``make -n``). tests/test_doc_sequences.py runs them, as the sequences a user follows, at tiny budgets.
+- Links: every relative link and image of the README and docs/ resolves in the repository view (GitHub: the file,
+  the anchor as GitHub slugs the heading) and on the site (the anchor as the site slugs it; the strict build of
+  tests/test_site.py checks the site's links too).
 - The layout listing (docs/layout.md) names only files and folders that exist.
 - The README stays a front door: short, with the two commands; CITATION.cff agrees with pyproject.toml.
 - Nothing points outside the repository (the team's folder is not shipped).
@@ -14,7 +18,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 import re
 import shlex
 import subprocess
@@ -52,13 +55,17 @@ def missing_optional(code: str) -> str | None:
 
 def pages() -> list[tuple[str, str]]:
     """(name, Markdown) of every page: the files of :data:`DOCS` and the :data:`GENERATED` pages."""
-    out = [(str(path.relative_to(ROOT)), path.read_text()) for path in DOCS]
-    for name, (source, function) in GENERATED.items():
-        spec = importlib.util.spec_from_file_location(source.stem, source)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        out.append((name, getattr(module, function)()))
-    return out
+    out = [(str(path.relative_to(ROOT)), path.read_text()) for path in DOCS]  # a generated page's stub among them
+    return out + [(name, generated(name)) for name in GENERATED]
+
+
+def generated(name: str) -> str:
+    """The Markdown of the :data:`GENERATED` page ``name``, as the site builds it."""
+    source, function = GENERATED[name]
+    spec = importlib.util.spec_from_file_location(source.stem, source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, function)()
 
 
 def blocks(language: str) -> list[tuple[str, int, str]]:
@@ -79,10 +86,29 @@ def test_python_blocks_run(name: str, line: int, code: str, tmp_path: Path) -> N
         pytest.skip(f"{name} line {line} uses {missing}, which is not installed")
     script = tmp_path / "block.py"
     script.write_text(code)
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}  # torch in each SB3 worker would otherwise take every core
-    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                            timeout=300)
+    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, f"{name} line {line}:\n{code}\n{result.stderr[-3000:]}"
+
+
+#: A block trains with torch when it imports a torch-based library and calls one of its training loops.
+TORCH_LIBRARY = re.compile(r"^\s*(?:import|from)\s+(?:torch|stable_baselines3|sb3_contrib|tianshou|torchrl|ray)\b", re.M)
+TRAINING_CALL = re.compile(r"\.learn\(|\.backward\(|\.train\(\)|Trainer\(")
+
+
+def trains_with_torch(code: str) -> bool:
+    """Whether the Python block ``code`` trains with torch (:data:`TORCH_LIBRARY` and :data:`TRAINING_CALL`)."""
+    return bool(TORCH_LIBRARY.search(code) and TRAINING_CALL.search(code))
+
+
+def test_blocks_that_train_with_torch_set_its_threads() -> None:
+    """torch's default threads (one per core) make the small networks of these snippets crawl on a small, busy
+    machine (23 learner steps/s against 1,573 with one thread, on 2 cores): each snippet that trains sets them."""
+    assert trains_with_torch("from sb3_contrib import MaskablePPO\nMaskablePPO('MlpPolicy', env).learn(8)\n")
+    assert not trains_with_torch("import torch\nexport_onnx(agent.actor, 'model.onnx')\n")
+    training = [(name, line, code) for name, line, code in blocks("python") if trains_with_torch(code)]
+    assert len(training) >= 2, [(name, line) for name, line, _ in training]
+    for name, line, code in training:
+        assert "torch.set_num_threads(" in code, f"{name} line {line} trains with torch without setting its threads"
 
 
 def shell_commands() -> list[tuple[str, int, list[str]]]:
@@ -153,16 +179,107 @@ def test_the_readme_is_a_short_front_door_with_the_two_commands() -> None:
         assert (ROOT / target).exists(), f"README.md links to {target}, which does not exist"
 
 
-def test_the_citation_file_names_the_release_of_pyproject() -> None:
+def test_the_versions_follow_the_changelog_and_the_citation_names_its_newest_release() -> None:
+    """``c8env.__version__`` is pyproject.toml's and the CHANGELOG's newest section's; CITATION.cff cites the newest
+    released section (a development version is not cited)."""
     import yaml
+
+    import c8env
 
     citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
     project = (ROOT / "pyproject.toml").read_text()
+    sections = re.findall(r"^## (\S+)( — unreleased)?", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert f'\nversion = "{c8env.__version__}"\n' in project, "c8env.__version__ is not pyproject.toml's"
+    assert sections[0][0] == c8env.__version__, f"the CHANGELOG's newest section is {sections[0][0]}"
+    released = next(version for version, unreleased in sections if not unreleased)
+    assert str(citation["version"]) == released, f"CITATION.cff cites {citation['version']}, the newest release is {released}"
     assert citation["cff-version"] == "1.2.0" and citation["title"] and citation["message"]
-    assert f'\nversion = "{citation["version"]}"\n' in project, "CITATION.cff's version is not pyproject.toml's"
     assert f'\nlicense = {{ text = "{citation["license"]}" }}\n' in project, "CITATION.cff's license is not pyproject's"
     assert citation["authors"] == [{"name": "c8env developers"}]
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", citation["date-released"])
+
+
+# ----- links: the repository view (GitHub) and the site (MkDocs) -------------------------------------------------
+LINK = re.compile(r"!?\[(?:[^\]`]|`[^`]*`)*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def _unfenced(text: str) -> str:
+    """``text`` without its fenced code blocks."""
+    return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+
+
+def _prose(text: str) -> str:
+    """``text`` without its fenced code blocks and inline code (links there are not links)."""
+    return re.sub(r"`[^`\n]*`", "", _unfenced(text))
+
+
+def heading_text(line: str) -> str:
+    """A Markdown heading line's text as rendered: no ``#`` marks, code marks, emphasis or link targets."""
+    text = line.lstrip("#").strip().rstrip("#").strip()
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text).replace("`", "")
+    return re.sub(r"\*\*?([^*]+)\*\*?", r"\1", text)
+
+
+def github_slug(text: str) -> str:
+    """GitHub's anchor of a heading (github-slugger): lower case, punctuation removed, each space a ``-``."""
+    return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+
+
+def site_slug(text: str) -> str:
+    """The site's anchor of a heading: the slug of Python-Markdown's ``toc`` extension, which mkdocs.yml uses."""
+    from markdown.extensions.toc import slugify
+
+    return slugify(text, "-")
+
+
+def anchors(markdown: str, slug, repeat: str) -> set[str]:
+    """The anchors of a page's headings under ``slug``, a repeated one numbered after ``repeat`` (GitHub:
+    ``x-1``; the site: ``x_1``)."""
+    out: set[str] = set()
+    for line in _unfenced(markdown).splitlines():
+        if re.match(r"#{1,6} ", line):
+            base = anchor = slug(heading_text(line))
+            count = 0
+            while anchor in out:
+                count += 1
+                anchor = f"{base}{repeat}{count}"
+            out.add(anchor)
+    return out
+
+
+def relative_links() -> list[tuple[str, str]]:
+    """(file, target) of every link and image of README.md and the files of docs/ (a generated page's stub
+    included) that does not leave the repository."""
+    return [(str(path.relative_to(ROOT)), target) for path in DOCS
+            for target in LINK.findall(_prose(path.read_text())) if not re.match(r"[a-z]+:", target)]
+
+
+def test_the_link_finder_finds_links() -> None:
+    text = "See [a](x.md#b), ![c](d.png \"title\"), [`e`](f/), `[no](code.md)`, [web](https://x.org).\n```\n[no](g.md)\n```\n"
+    assert LINK.findall(_prose(text)) == ["x.md#b", "d.png", "f/", "https://x.org"]
+    assert anchors("# A: b (`c=d`)\n## Q & A\n## Q & A\n", github_slug, "-") == {"a-b-cd", "q--a", "q--a-1"}
+    assert anchors("# A: b (`c=d`)\n## Q & A\n## Q & A\n", site_slug, "_") == {"a-b-cd", "q-a", "q-a_1"}
+    assert len(relative_links()) > 100
+
+
+@pytest.mark.parametrize("name,target", relative_links(), ids=lambda v: v)
+def test_links_resolve_in_the_repository_and_on_the_site(name: str, target: str) -> None:
+    """A relative link names a file or folder of the repository and, with ``#anchor``, a heading of that page under
+    both GitHub's and the site's slugs (the site's build, tests/test_site.py, is strict on links and anchors too). A
+    page the site generates has only its stub in the repository, which GitHub opens at its top: an anchor into it
+    names a heading of the generated page."""
+    path, _, anchor = target.partition("#")
+    page = ROOT / name
+    file = (page.parent / path).resolve() if path else page
+    assert file.exists(), f"{name}: the link to {target} names no file of the repository"
+    if name.startswith("docs/") and name not in GENERATED:  # the site has the generated page, not the stub
+        assert file.is_relative_to(ROOT / "docs"), f"{name}: {target} is outside docs/, so not on the site"
+    if anchor:
+        key = str(file.relative_to(ROOT))
+        text = generated(key) if key in GENERATED else file.read_text()
+        if key not in GENERATED:
+            assert anchor in anchors(text, github_slug, "-"), f"{name}: no heading of {key} has GitHub's anchor #{anchor}"
+        assert anchor in anchors(text, site_slug, "_"), f"{name}: no heading of {key} has the site's anchor #{anchor}"
 
 
 def test_nothing_points_outside_the_repository() -> None:
@@ -174,3 +291,10 @@ def test_nothing_points_outside_the_repository() -> None:
         text = path.read_text(errors="ignore")
         for needle in needles:
             assert needle not in text, f"{path.relative_to(ROOT)} mentions {needle}"
+
+
+def test_no_page_is_over_600_lines() -> None:
+    """A docs page reads as a product, not a lab notebook: none is over 600 lines (the research log behind the shipped
+    agents is training/research/NOTES.md, outside the site)."""
+    long = {str(path.relative_to(ROOT)): n for path in DOCS if (n := len(path.read_text().splitlines())) > 600}
+    assert not long, f"docs pages over 600 lines: {long}"

@@ -99,7 +99,7 @@ def test_spec_table_matches_the_env() -> None:
 
 def test_environment_page_is_the_docstring() -> None:
     page = docstrings().environment_markdown()
-    assert page.startswith("# The environment: `crazy_eights_v1`")
+    assert page.startswith("# The environment: `crazy_eights_v2`")
     for name, part in c8env.OBS_LAYOUT.items():  # every row of the observation table, indices as in the layout
         first, last = part.start, part.stop - 1
         index = str(first) if first == last else f"{first}-{last}"
@@ -177,7 +177,7 @@ def test_site_builds_strictly(site) -> None:  # about 10 s on 2 cores: in the fa
     assert "opponent_voids" in html and "Version History" in html
     assert 'href="../api/observation/#c8env.observation"' in html  # a docstring role became a link
     assert "iter2-standard-2p" in (out / "agents" / "index.html").read_text()  # the included leaderboard
-    assert "## Unreleased" not in (out / "changelog" / "index.html").read_text()  # CHANGELOG.md, rendered
+    assert "## 0.3.0.dev0" not in (out / "changelog" / "index.html").read_text()  # CHANGELOG.md, rendered
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -3,7 +3,7 @@
     python -m training.average OUT.npz POLICY.npz POLICY.npz [POLICY.npz ...]
 
 Clones of one recording fitted from other seeds err differently, and the mean of their logits plays
-better than each (docs/strength.md). The average is written as one MLP of the same file format,
+better than each (training/research/NOTES.md). The average is written as one MLP of the same file format,
 its networks side by side (:func:`c8env.agents.policy.average_policies`), so every agent, tool and
 the compiled search play it as any policy file; its cost per move grows with the members' width.
 """

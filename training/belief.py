@@ -7,7 +7,7 @@ Greedy players play the hands (the positions a network meets at greedy tables); 
 with a choice, the mover's observation and the true shares of his opponents are kept. For each size (245: the
 vector before ``opponent_last_draws``, 353: before ``opponent_suit_draws``, 401: today's) a 256x256 network is
 fitted to the shares (squared error, the last tenth of the positions held out), and the held-out R^2 is printed
-(1: the hands' suits known; 0: no better than the mean). docs/strength.md has the figures.
+(1: the hands' suits known; 0: no better than the mean). training/research/NOTES.md has the figures.
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ from c8env.agents import load
 from c8env.cards import SUIT_MASKS
 from c8env.engine import State
 from c8env.episode import play_hand
-from c8env.observation import EARLIER_OBS_SIZES, OBS_SIZE, StateObservation, encode_observation
+from c8env.observation import LEGACY_OBS_SIZE, OBS_LAYOUT, OBS_SIZE, StateObservation, encode_observation
 from c8env.tools.argcheck import Parser, int_at_least, int_between
 from c8env.tools.maskable_ppo import obs_scale
 
-SIZES = (*sorted(EARLIER_OBS_SIZES), OBS_SIZE)
+#: The vectors compared: v1's (245 entries), the vector before ``opponent_suit_draws`` (353), v2's (401).
+SIZES = (LEGACY_OBS_SIZE, OBS_LAYOUT["opponent_suit_draws"].start, OBS_SIZE)
 
 
 def suit_shares(state: State, seat: int) -> list[float]:

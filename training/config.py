@@ -21,11 +21,11 @@ from typing import Any, Literal, get_origin
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from c8env.agents.policy import OBS_SIZES
 from c8env.engine import MAX_PLAYERS, MIN_PLAYERS
 from c8env.episode import MAX_HAND_STEPS
-from c8env.observation import DRAWS_OBS_SIZE, LEGACY_OBS_SIZE, OBS_SIZE
+from c8env.observation import LEGACY_OBS_SIZE, OBS_SIZE
 from c8env.rules import DuplicateKeyError, UniqueKeyLoader, load_rules, yaml_problem
+from c8env.versions import OBS_SIZES
 from training.symmetry import suit_symmetric
 
 #: Opponent kinds of the self-play pool (keys of ``opponent_weights``).
@@ -52,8 +52,8 @@ def check_layers(sizes: list[int]) -> list[int]:
 
 def check_obs_size(size: int) -> int:
     if size not in OBS_SIZES:
-        raise ValueError(f"should be {OBS_SIZE} (the whole observation), {DRAWS_OBS_SIZE} (its entries before "
-                         f"opponent_suit_draws) or {LEGACY_OBS_SIZE} (before opponent_last_draws)")
+        raise ValueError(f"should be an env version's observation size: {OBS_SIZE} (v2, the whole observation) or "
+                         f"{LEGACY_OBS_SIZE} (v0 and v1: its first entries)")
     return size
 
 
@@ -118,10 +118,9 @@ class TrainConfig(RunConfig, BaseModel):
 
     # ----- the network ---------------------------------------------------------------------------
     obs_size: int = OBS_SIZE
-    """The observation entries the networks read: all of them, or the first 245 (``LEGACY_OBS_SIZE``), the vector
-    before ``opponent_last_draws``, on which the policies shipped before it were trained, or the first 353
-    (``DRAWS_OBS_SIZE``), the vector before ``opponent_suit_draws`` (their configs say so, so that they reproduce
-    them)."""
+    """The observation entries the networks read: an env version's observation (``c8env.versions``), all of them
+    (v2) or the first 245 (``LEGACY_OBS_SIZE``: v0 and v1), on which the policies shipped before v2 were trained
+    (their configs say so, so that they reproduce them)."""
     pi_layers: list[int] = Field(default_factory=lambda: [256, 256])
     """Hidden layer sizes of the policy MLP (exported to the NumPy policy file)."""
     vf_layers: list[int] = Field(default_factory=lambda: [256, 256])

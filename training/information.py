@@ -21,7 +21,7 @@ his last draw (holding the sample's hand plus the cards he has played since; the
 one that explains the most: the exact posterior of those moves); with ``--explain-hand TRIES``
 (``expert:explain_hand=TRIES``) every greedy move of the hand, each opponent's hand rebuilt backward through his plays and draws (seat by seat: up to TRIES deals, then up
 to TRIES swaps of one card; an approximate posterior); with ``--suit-counts`` its samples give each opponent
-his true number of cards of each suit (wild cards counted apart). It prints the win rate with its 95% Wilson interval (docs/strength.md has the figures).
+his true number of cards of each suit (wild cards counted apart). It prints the win rate with its 95% Wilson interval (training/research/NOTES.md has the figures).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ move the smaller search chose (0 where they agree). The sum over a hand bounds w
 search's win rate under its own model of the game (its belief about the hidden cards, greedy play-outs), as far as
 the reference's means are exact; their own noise makes the figure an over-estimate. It prints, per budget, the
 mean regret per searched decision and per hand (with the ``win`` reward also as win rate: (n-1)/n of it), and how
-often the move differs from the reference's best (docs/strength.md has the figures).
+often the move differs from the reference's best (training/research/NOTES.md has the figures).
 """
 
 from __future__ import annotations

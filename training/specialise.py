@@ -4,10 +4,10 @@
         --endgame-cards K]
 
 A declaration specialist (a run of ``pretrain_decisions: declare``, fitted to the suit declarations of recordings
-alone) chooses the suit after each wild card, the base network every other move (docs/strength.md). The two run side
-by side in one MLP of the same file format (:func:`c8env.agents.policy.specialise_policies`), so every agent, tool and
-the compiled search play it as any policy file. An endgame network (a run of ``pretrain_decisions: endgame``) joins
-the moves once some player holds at most K cards, its logits added to the others' there (several ``--endgame``
+alone) chooses the suit after each wild card, the base network every other move (training/research/NOTES.md). The two
+run side by side in one MLP of the same file format (:func:`c8env.agents.policy.specialise_policies`), so every agent,
+tool and the compiled search play it as any policy file. An endgame network (a run of ``pretrain_decisions: endgame``)
+joins the moves once some player holds at most K cards, its logits added to the others' there (several ``--endgame``
 networks: all of theirs)
 (:func:`c8env.agents.policy.with_endgame`): a version 2 file, which every agent and tool plays, but not the compiled
 search's rollouts.

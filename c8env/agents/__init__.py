@@ -37,6 +37,7 @@ import math
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -52,19 +53,58 @@ from c8env.rules import RuleSet, load_rules
 
 POLICY_DIR = Path(__file__).parent / "policies"
 BUILTIN = ("random", "greedy", "expert")
-#: The options of each built-in agent's spec: name -> (type, check, what the check allows).
-_OPTIONS: dict[str, dict[str, tuple[type, Callable[[Any], bool], str]]] = {"expert": {
-    "simulations": (int, lambda v: v >= 1, "an int >= 1"),
-    "time_ms": (float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
-    "policy": (str, lambda v: bool(v.strip()), "a shipped policy name or a .npz path"),
-    "top": (int, lambda v: v >= 1, "an int >= 1"),
-    "prior": (float, lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"),
-    "rollouts": (str, lambda v: bool(v.strip()), "'greedy', 'policy', a shipped policy name or a .npz path"),
-    "belief": (str, lambda v: bool(v.strip()), "'greedy', a shipped policy name or a .npz path"),
-    "draws": (int, lambda v: v >= 1, "an int >= 1"),
-    "confident": (float, lambda v: 0 < v <= 1, "a number in (0, 1]"),
-    "last_draws": (int, lambda v: v in (0, 1), "0 or 1"),
-    "explain_hand": (int, lambda v: v >= 0, "an int >= 0"),
+#: What an agent-spec option is (:class:`Option`): what a server checks before it builds the agent.
+OPTION_KINDS = ("policy", "budget", "setting")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a built-in agent's spec (``name:key=value,...``): its ``type``, the ``check`` of a typed value
+    and the words of what the check ``allowed``, and its ``kind``, which a server reads before it builds the agent:
+
+    - ``"policy"``: the value names a policy file (a shipped name or the path of a .npz file), or is one of
+      ``words``; a server allows only ``words``, shipped names and the policies uploaded to it (never a path of its
+      disk). Its cost is bounded by the network's size (a shipped one's, or the server's upload limit);
+    - ``"budget"``: the value sets how much time or memory each move costs; ``cap`` is the largest a server that
+      shares its CPU among players allows (``c8env serve``);
+    - ``"setting"``: neither (a weight, a probability, a switch: no more work per move than the other options set).
+
+    A ``budget`` without a ``cap``, a ``cap`` or ``words`` on another kind, or an unknown kind raise ``ValueError``.
+    """
+
+    type: type
+    check: Callable[[Any], bool]
+    allowed: str
+    kind: str
+    cap: float | None = None
+    words: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in OPTION_KINDS:
+            raise ValueError(f"Option kind={self.kind!r} is invalid; allowed: {', '.join(OPTION_KINDS)}")
+        if (self.kind == "budget") != (self.cap is not None):
+            raise ValueError(f"Option kind={self.kind!r} with cap={self.cap!r}: a budget needs a cap (a server's "
+                             "limit), and only a budget has one")
+        if self.words and self.kind != "policy":
+            raise ValueError(f"Option kind={self.kind!r} with words={self.words!r}: only a policy option has words")
+
+
+#: The options of each built-in agent's spec: name -> option name -> :class:`Option`.
+OPTIONS: dict[str, dict[str, Option]] = {"expert": {
+    "simulations": Option(int, lambda v: v >= 1, "an int >= 1", "budget", cap=2000),
+    "time_ms": Option(float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0", "budget", cap=5000.0),
+    "policy": Option(str, lambda v: bool(v.strip()), "a shipped policy name or a .npz path", "policy"),
+    # at most the legal moves are searched, as without a policy
+    "top": Option(int, lambda v: v >= 1, "an int >= 1", "setting"),
+    "prior": Option(float, lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0", "setting"),
+    "rollouts": Option(str, lambda v: bool(v.strip()), "'greedy', 'policy', a shipped policy name or a .npz path",
+                       "policy", words=("greedy", "policy")),
+    "belief": Option(str, lambda v: bool(v.strip()), "'greedy', a shipped policy name or a .npz path", "policy",
+                     words=("greedy",)),
+    "draws": Option(int, lambda v: v >= 1, "an int >= 1", "budget", cap=16),  # deals per sample
+    "confident": Option(float, lambda v: 0 < v <= 1, "a number in (0, 1]", "setting"),  # searches less
+    "last_draws": Option(int, lambda v: v in (0, 1), "0 or 1", "setting"),
+    "explain_hand": Option(int, lambda v: v >= 0, "an int >= 0", "budget", cap=100),  # deals and swaps per seat
 }}
 
 
@@ -153,7 +193,7 @@ def available() -> list[str]:
 def parse_options(name: str, text: str) -> dict[str, Any]:
     """The options of a spec ``name:text`` (``key=value`` items separated by commas), typed; a ``ValueError`` of
     one line naming the key for an unknown, repeated, mistyped or out-of-range option."""
-    allowed = _OPTIONS.get(name, {})
+    allowed = OPTIONS.get(name, {})
     options: dict[str, Any] = {}
     for item in filter(None, text.split(",")):
         key, sep, value = item.partition("=")
@@ -161,20 +201,20 @@ def parse_options(name: str, text: str) -> dict[str, Any]:
         if not sep or key not in allowed:
             raise ValueError(
                 f"agent spec option {item!r} for {name!r} is invalid; allowed: "
-                + (", ".join(f"{k}=<{t.__name__}>" for k, (t, _, _) in allowed.items()) or "none")
+                + (", ".join(f"{k}=<{o.type.__name__}>" for k, o in allowed.items()) or "none")
             )
         if key in options:
             raise ValueError(f"agent spec option {key!r} for {name!r} is given twice ({name}:{text}); give it once")
-        kind, check, what = allowed[key]
+        option = allowed[key]
         try:
-            options[key] = kind(value)
+            options[key] = option.type(value)
         except ValueError:
-            article = "an" if kind is int else "a"
-            raise ValueError(f"agent spec option {key}={value!r} for {name!r} is not {article} "
-                             f"{kind.__name__}") from None
-        if not check(options[key]):
-            raise ValueError(f"agent spec option {key}={options[key]!r} is invalid for {name!r} (out of range); "
-                             f"allowed: {what}")
+            article = "an" if option.type is int else "a"
+            raise ValueError(f"agent spec option {key}={value[:60]!r} for {name!r} is not {article} "
+                             f"{option.type.__name__}") from None
+        if not option.check(options[key]):
+            raise ValueError(f"agent spec option {key}={options[key]!r:.60} is invalid for {name!r} (out of range); "
+                             f"allowed: {option.allowed}")
     return options
 
 
@@ -220,9 +260,11 @@ def _model_file(spec: str | Path, rules: RuleSet, num_players: int) -> Agent:
 
 
 def _policy(spec: str | Path, rules: RuleSet, num_players: int, what: str = "agent spec",
-            allowed: list[str] | None = None) -> PolicyAgent:
-    """A trained policy from a shipped name or the path of a ``.npz`` file (``what`` and ``allowed``
-    word the error)."""
+            allowed: list[str] | None = None, policies: Mapping[str, str | Path] | None = None) -> PolicyAgent:
+    """A trained policy from a shipped name, a name of ``policies`` (name -> .npz path) or the path of a ``.npz``
+    file (``what`` and ``allowed`` word the error)."""
+    if isinstance(spec, str) and policies and spec in policies:
+        return _checked_policy(PolicyAgent(policies[spec]), rules, num_players)
     if isinstance(spec, str) and spec in shipped_policies():
         return _checked_policy(PolicyAgent(POLICY_DIR / f"{spec}.npz"), rules, num_players)
     if not str(spec).endswith(".npz") or not Path(spec).is_file():
@@ -261,12 +303,16 @@ def _imported(spec: str) -> object:
 
 
 def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | RuleSet = "standard",
-         num_players: int = 2, seed: int | None = None) -> Agent:
+         num_players: int = 2, seed: int | None = None, policies: Mapping[str, str | Path] | None = None) -> Agent:
     """An agent from a spec (see the module docstring), seeded with ``seed``; an agent object is returned as
-    is, a factory is called with ``rules`` (a RuleSet), ``num_players`` and ``seed``."""
+    is, a factory is called with ``rules`` (a RuleSet), ``num_players`` and ``seed``. ``policies``: more policy
+    names (name -> the path of its .npz file, e.g. a server's uploads), usable as a spec and wherever an option
+    names a policy."""
     rules = load_rules(rules)
     num_players = check_num_players(num_players)
     seed = check_seed(seed)
+    if isinstance(spec, str) and policies and spec in policies:
+        return _policy(spec, rules, num_players, policies=policies)
     is_file = isinstance(spec, Path) or (isinstance(spec, str) and spec.partition(":")[0] not in BUILTIN)
     if is_file and str(spec).endswith((".onnx", ".zip")):
         return _model_file(spec, rules, num_players)
@@ -283,17 +329,15 @@ def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | Ru
     if name == "greedy":
         return GreedyAgent(rules)
     if name == "expert":
-        if "policy" in options:
-            options["policy"] = _policy(options["policy"], rules, num_players, "expert policy", shipped_policies())
-        elif options.keys() & {"top", "prior", "confident"} or options.get("rollouts") == "policy":
+        if "policy" not in options and (options.keys() & {"top", "prior", "confident"}
+                                        or options.get("rollouts") == "policy"):
             raise ValueError(f"agent spec {spec!r}: top, prior, confident and rollouts=policy guide a policy's search; "
                              "add policy=<name or .npz path>")
-        if options.get("rollouts", "greedy") not in ("greedy", "policy"):
-            options["rollouts"] = _policy(options["rollouts"], rules, num_players, "expert rollouts",
-                                          ["greedy", "policy", *shipped_policies()])
-        if options.get("belief", "greedy") != "greedy":
-            options["belief"] = _policy(options["belief"], rules, num_players, "expert belief",
-                                        ["greedy", *shipped_policies()])
+        for key, value in options.items():
+            option = OPTIONS[name][key]
+            if option.kind == "policy" and value not in option.words:
+                options[key] = _policy(value, rules, num_players, f"expert {key}",
+                                       [*option.words, *shipped_policies(), *(policies or ())], policies)
         if "last_draws" in options:
             options["last_draws"] = bool(options["last_draws"])
         return ExpertAgent(rules, num_players, seed=seed, **options)
@@ -303,6 +347,6 @@ def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | Ru
                      "SB3 .zip policy, or package.module:name (an agent object or factory)")
 
 
-__all__ = ["BATCH_MODES", "Agent", "BatchAgent", "ExpertAgent", "GreedyAgent", "PolicyAgent", "PolicyMismatchWarning",
-           "RandomAgent", "agent_name", "available", "batch_mode", "is_own", "load", "observation_for",
-           "parse_options", "shipped_policies", "watchers"]
+__all__ = ["BATCH_MODES", "OPTIONS", "OPTION_KINDS", "Agent", "BatchAgent", "ExpertAgent", "GreedyAgent", "Option",
+           "PolicyAgent", "PolicyMismatchWarning", "RandomAgent", "agent_name", "available", "batch_mode", "is_own",
+           "load", "observation_for", "parse_options", "shipped_policies", "watchers"]

@@ -18,10 +18,10 @@ log-probability of each can be added to the mean results; with ``confident=P`` t
 played without a search where it gives it probability P or more (the budget kept for the doubtful
 decisions). Guided by ``distill-standard-2p``
 (``expert:policy=distill-standard-2p,prior=0.05``) it beats the plain expert in a little less
-time per move (docs/strength.md has the figures).
+time per move (training/research/NOTES.md has the figures).
 With ``rollouts=policy`` the network also plays the searcher's own moves in the rollouts
 (its first ``POLICY_ROLLOUT_STEPS`` moves; the other players stay greedy, the model its
-inference assumes), so a move is judged by how the network would go on (docs/strength.md);
+inference assumes), so a move is judged by how the network would go on (training/research/NOTES.md);
 ``rollouts=NAME`` has another network play them (a small one is fast enough to roll out with).
 
 Inference from play (``expert:belief=MODEL``, 2 players, compiled search only): each sample of the
@@ -31,7 +31,7 @@ under a model of him -- ``greedy`` (its move: 1, any other: ``GREEDY_EPSILON``) 
 weighed is the opponent's turn since the expert's last decision when it was one card played from his
 hand without drawing (his hand then: the sample's plus that card) and the suit he then declared; other
 turns (draws, passes, several cards) leave the samples unweighted. With ``draws=K`` each sample is
-the one kept of K deals, with probability in proportion to its weight (docs/strength.md).
+the one kept of K deals, with probability in proportion to its weight (training/research/NOTES.md).
 
 Where numba is installed the samples and rollouts run compiled
 (:mod:`c8env.agents.search_compiled`): the same decisions, many times faster.
@@ -51,6 +51,7 @@ from c8env.agents.policy import PolicyAgent
 from c8env.cards import NUM_CARDS, NUM_SUITS, RANK_MASKS, RANKS, SUIT_MASKS, SUITS, card_text
 from c8env.engine import (
     ANY_SUIT,
+    COUNTDOWN_START,
     PHASE_NAMES,
     Phase,
     State,
@@ -74,6 +75,7 @@ def public_position(observation: dict, rules: RuleSet) -> tuple[dict, list[int],
     discard = [c for c in range(NUM_CARDS) for _ in range(discard_counts[c] - (c == top))] + [top]
     unseen = [c for c in range(NUM_CARDS) for _ in range(decks - hand_counts[c] - discard_counts[c])]
     sizes = seen.opponent_sizes
+    countdown = seen.countdown if rules.countdown else [COUNTDOWN_START] * n
     data = {
         "num_players": n,
         "hands": [[card_text(c) for c in range(NUM_CARDS) for _ in range(hand_counts[c])]] + [[] for _ in sizes],
@@ -87,7 +89,9 @@ def public_position(observation: dict, rules: RuleSet) -> tuple[dict, list[int],
         "pending_draw": seen.pending_draw,
         "draws_this_turn": seen.draws_this_turn,
         "scores": seen.scores,
-        "countdown": seen.countdown if rules.countdown else [8] * n,
+        # unobserved: the fewest hands that give these totals and counts (a later hand of a match has some)
+        "hands_played": max(int(any(seen.scores)), sum(COUNTDOWN_START - count for count in countdown)),
+        "countdown": countdown,
         "voids": [[]] + [[SUITS[s] for s in range(NUM_SUITS) if (voids >> s) & 1] for voids in seen.opponent_voids],
         "last_draws": [None] + [draw_record_data(record) for record in seen.opponent_last_draws],
         "suit_draws": [{}] + [suit_draws_data(record) for record in seen.opponent_suit_draws],

@@ -1,7 +1,8 @@
 """Policies from any library as ONNX files: :class:`OnnxAgent` plays one with onnxruntime (CPU).
 
 The file maps an observation batch ``float32[batch, 401]`` (its one input, with a dynamic
-batch axis) to action scores ``float32[batch, 60]`` (its first output: logits, or anything
+batch axis; ``float32[batch, 245]`` for a model trained on env version 0 or 1, :mod:`c8env.versions`: it is fed
+the observation's first 245 entries) to action scores ``float32[batch, 60]`` (its first output: logits, or anything
 ordered like them, such as log-probabilities or Q-values). The agent plays the masked argmax:
 the legal action of highest score, the lowest id on a tie. :func:`c8env.tools.onnx_export.export_onnx`
 writes such a file from a torch module or a Stable-Baselines3 model (input ``observation``, output
@@ -22,11 +23,13 @@ import numpy as np
 from c8env.actions import NUM_ACTIONS
 from c8env.agents.policy import TIE_MARGIN
 from c8env.observation import OBS_SIZE, check_observation
+from c8env.versions import OBS_SIZES, check_obs_size
 
 ONNX_INSTALL = "pip install 'c8env[onnx]'"
 #: The model property holding c8env's metadata (JSON: num_players, rules, description, ...).
 META_KEY = "c8env"
-_EXPECTED = f"one input float32[batch, {OBS_SIZE}] (dynamic batch axis) and a first output float32[batch, {NUM_ACTIONS}]"
+_EXPECTED = (f"one input float32[batch, {' or '.join(map(str, OBS_SIZES))}] (dynamic batch axis) and a first output "
+             f"float32[batch, {NUM_ACTIONS}]")
 
 
 class MissingExtraError(ImportError, ValueError):
@@ -47,17 +50,19 @@ def _onnxruntime() -> Any:
 
 
 def consistent_argmax(scores: Callable[[np.ndarray, np.ndarray], np.ndarray], observations: np.ndarray,
-                      masks: np.ndarray) -> np.ndarray:
-    """The masked argmax of ``scores(observations, masks)`` per row (int64[k]), equal to what one row alone gives.
+                      masks: np.ndarray, inputs: int = OBS_SIZE) -> np.ndarray:
+    """The masked argmax of ``scores(observations, masks)`` per row (int64[k]), equal to what one row alone gives;
+    ``scores`` is given the observations' first ``inputs`` entries (the model's input width).
 
     A batch's scores may differ from one row's in the last bits (another summation order), so a row whose two
     best legal scores lie closer than :data:`~c8env.agents.policy.TIE_MARGIN` (relative) is scored again alone,
     as ``act`` scores it."""
     observations = np.asarray(observations, dtype=np.float32)
     legal = np.asarray(masks).astype(bool)
-    if observations.ndim != 2 or observations.shape[1] != OBS_SIZE or legal.shape != (len(observations), NUM_ACTIONS):
-        raise ValueError(f"act_batch takes observations float32[k, {OBS_SIZE}] and masks int8[k, {NUM_ACTIONS}], got "
-                         f"{observations.shape} and {legal.shape}")
+    if observations.ndim != 2 or observations.shape[1] < inputs or legal.shape != (len(observations), NUM_ACTIONS):
+        raise ValueError(f"act_batch takes observations float32[k, {inputs} or more] and masks int8[k, {NUM_ACTIONS}], "
+                         f"got {observations.shape} and {legal.shape}")
+    observations = observations[:, :inputs]
     if not legal.any(axis=1).all():
         raise ValueError("act_batch: a row's action mask has no legal action")
     if not len(observations):
@@ -74,9 +79,10 @@ def consistent_argmax(scores: Callable[[np.ndarray, np.ndarray], np.ndarray], ob
 
 
 @functools.lru_cache(maxsize=16)
-def _open(path: str, mtime_ns: int, size: int) -> tuple[Any, str, str, dict[str, Any]]:
+def _open(path: str, mtime_ns: int, size: int) -> tuple[Any, str, str, int, dict[str, Any]]:
     """A checked onnxruntime session of ``path`` (cached per file version: the scalar engine loads an agent per
-    hand), its input and first output names, and its c8env metadata."""
+    hand), its input and first output names, its input width (an env version's observation size; a dynamic
+    width takes the newest) and its c8env metadata."""
     ort = _onnxruntime()
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1  # small MLPs: one thread is fastest, and the scores are deterministic
@@ -92,14 +98,13 @@ def _open(path: str, mtime_ns: int, size: int) -> tuple[Any, str, str, dict[str,
                          f"expected {_EXPECTED}")
     given = inputs[0]
     shape = list(given.shape or [])
-    if given.type != "tensor(float)" or len(shape) != 2 or isinstance(shape[0], int) \
-            or (isinstance(shape[1], int) and shape[1] != OBS_SIZE):
-        raise ValueError(f"{path!r}: its input {given.name!r} is {given.type} {shape}; expected float32[batch, "
-                         f"{OBS_SIZE}] with a dynamic batch axis")
+    if given.type != "tensor(float)" or len(shape) != 2 or isinstance(shape[0], int):
+        raise ValueError(f"{path!r}: its input {given.name!r} is {given.type} {shape}; expected {_EXPECTED}")
+    width = check_obs_size(shape[1], f"{path!r}") if isinstance(shape[1], int) else OBS_SIZE
     try:
-        probe = session.run([outputs[0].name], {given.name: np.zeros((2, OBS_SIZE), dtype=np.float32)})[0]
+        probe = session.run([outputs[0].name], {given.name: np.zeros((2, width), dtype=np.float32)})[0]
     except Exception as err:
-        raise ValueError(f"{path!r} fails on a float32[2, {OBS_SIZE}] batch ({_first_line(err)}); "
+        raise ValueError(f"{path!r} fails on a float32[2, {width}] batch ({_first_line(err)}); "
                          f"expected {_EXPECTED}") from None
     probe = np.asarray(probe)
     if probe.shape != (2, NUM_ACTIONS) or not np.issubdtype(probe.dtype, np.floating):
@@ -109,7 +114,7 @@ def _open(path: str, mtime_ns: int, size: int) -> tuple[Any, str, str, dict[str,
         meta = json.loads(session.get_modelmeta().custom_metadata_map.get(META_KEY, "{}"))
     except ValueError:
         meta = {}
-    return session, given.name, outputs[0].name, meta if isinstance(meta, dict) else {}
+    return session, given.name, outputs[0].name, width, meta if isinstance(meta, dict) else {}
 
 
 class OnnxAgent:
@@ -120,18 +125,19 @@ class OnnxAgent:
         if not path.is_file():
             raise ValueError(f"ONNX policy file {str(path)!r} does not exist")
         stat = path.stat()
-        self.session, self.input_name, self.output_name, self.meta = _open(str(path.resolve()), stat.st_mtime_ns,
-                                                                           stat.st_size)
+        self.session, self.input_name, self.output_name, self.inputs, self.meta = _open(
+            str(path.resolve()), stat.st_mtime_ns, stat.st_size)
         self.path = path
         self.name = path.stem
 
     def scores(self, observations: np.ndarray) -> np.ndarray:
-        """The model's scores float32[k, 60] for observations float32[k, 401]."""
-        feed = {self.input_name: np.ascontiguousarray(observations, dtype=np.float32)}
+        """The model's scores float32[k, 60] for observations float32[k, 401] (or 245: its first ``inputs``
+        entries are fed)."""
+        feed = {self.input_name: np.ascontiguousarray(np.asarray(observations)[:, :self.inputs], dtype=np.float32)}
         return np.asarray(self.session.run([self.output_name], feed)[0], dtype=np.float32)
 
     def act(self, observation: Mapping[str, Any]) -> int:
-        check_observation(observation, "OnnxAgent")
+        check_observation(observation, "OnnxAgent", self.inputs)
         legal = np.asarray(observation["action_mask"]).astype(bool)
         if not legal.any():
             raise ValueError("OnnxAgent.act: the action mask has no legal action (not this agent's turn?)")
@@ -141,7 +147,7 @@ class OnnxAgent:
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """:meth:`act` for a batch: observations float32[k, 401] and masks int8[k, 60] in, actions int64[k] out
         (row ``i`` is exactly ``act`` of row ``i``: :func:`consistent_argmax`)."""
-        return consistent_argmax(lambda batch, _: self.scores(batch), observations, masks)
+        return consistent_argmax(lambda batch, _: self.scores(batch), observations, masks, self.inputs)
 
 
 __all__ = ["META_KEY", "MissingExtraError", "OnnxAgent", "consistent_argmax"]

@@ -3,7 +3,7 @@
 File format (``.npz``, written by ``training/export.py``, :func:`save_policy` or :func:`average_policies`):
 
 - ``meta``: a 0-d string array holding JSON: ``{"format": "c8env-policy", "version": 1,
-  "activation": "tanh" | "relu", "obs_size": 401 (or 353, 245), "num_actions": 60, "num_players": int,
+  "activation": "tanh" | "relu", "obs_size": 401 or 245, "num_actions": 60, "num_players": int,
   "rules": {RuleSet fields}, "description": str}``;
 - ``w0, b0, w1, b1, ...``: the layers of the policy network, ``w`` of shape
   ``(out, in)`` (torch's ``nn.Linear`` layout), the last layer giving 60 action logits.
@@ -13,9 +13,8 @@ K}`` and the arrays ``endgame_w0, endgame_b0, ...`` its layers. Where some playe
 (:func:`~c8env.observation.fewest_cards`), its logits are added to the first network's, except those of the suit
 declarations.
 
-A network of ``obs_size`` 245 (:data:`~c8env.observation.LEGACY_OBS_SIZE`, saved before the observation gained
-``opponent_last_draws``) or 353 (:data:`~c8env.observation.DRAWS_OBS_SIZE`, before ``opponent_suit_draws``) reads
-the vector's first entries, which mean what they meant then.
+``obs_size`` is the observation size of the env version the network was trained on (:mod:`c8env.versions`: 245
+for v0 and v1, 401 for v2); a network of 245 inputs reads the newest vector's first entries, which are v1's.
 
 The agent plays the masked argmax of the logits: the deterministic action of the
 exported SB3 ``MaskablePPO`` policy.
@@ -32,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from c8env.actions import DECLARE_ACTIONS, NUM_ACTIONS
-from c8env.observation import EARLIER_OBS_SIZES, OBS_SIZE, check_observation, fewest_cards
+from c8env.observation import OBS_SIZE, check_observation, fewest_cards
+from c8env.versions import check_obs_size
 
 FORMAT = "c8env-policy"
 #: A batch's logits may differ from one observation's in the last bits (another summation order); a row whose two
@@ -42,9 +42,6 @@ TIE_MARGIN = 1e-3
 VERSION = 1
 #: The version of a file that holds an endgame network beside the first (:func:`with_endgame`).
 ENDGAME_VERSION = 2
-#: The observation sizes a policy file may take: today's vector, or the first entries that it had in earlier releases.
-OBS_SIZES = (OBS_SIZE, *EARLIER_OBS_SIZES)
-_ALLOWED_SIZES = f"{OBS_SIZE} (or {' or '.join(map(str, EARLIER_OBS_SIZES))})"
 _ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 _ENDGAME = "endgame_"  # the prefix of the endgame network's arrays
 Layers = list[tuple[np.ndarray, np.ndarray]]
@@ -53,14 +50,12 @@ Layers = list[tuple[np.ndarray, np.ndarray]]
 def save_policy(path: str | Path, layers: Layers, activation: str, num_players: int, rules: dict[str, Any],
                 description: str = "", compress: bool = False, endgame: tuple[Layers, int] | None = None) -> Path:
     """Write a policy file from ``(weight, bias)`` pairs (weights ``(out, in)``; the first layer's ``in`` is
-    :data:`OBS_SIZE`, or one of :data:`~c8env.observation.EARLIER_OBS_SIZES` for a network trained on an earlier vector),
+    an env version's observation size, :data:`c8env.versions.OBS_SIZES`),
     zip-compressed if ``compress``; with ``endgame`` (its layers, and the most cards a player may hold for it to
     play: :func:`with_endgame`) a version 2 file."""
     if activation not in _ACTIVATIONS:
         raise ValueError(f"activation={activation!r} is invalid; allowed: {', '.join(_ACTIVATIONS)}")
-    inputs = np.shape(layers[0][0])[1] if layers else OBS_SIZE
-    if inputs not in OBS_SIZES:
-        raise ValueError(f"the first layer takes {inputs} inputs; allowed: {_ALLOWED_SIZES}")
+    inputs = check_obs_size(np.shape(layers[0][0])[1] if layers else OBS_SIZE, "the first layer")
     meta = {"format": FORMAT, "version": VERSION, "activation": activation, "obs_size": inputs,
             "num_actions": NUM_ACTIONS, "num_players": num_players, "rules": rules, "description": description}
     networks = [("", layers)]
@@ -265,11 +260,9 @@ class PolicyAgent:
             raise ValueError(
                 f"{str(path)!r}: activation {meta['activation']!r} is invalid; allowed: {', '.join(_ACTIVATIONS)}"
             )
-        if meta["obs_size"] not in OBS_SIZES or meta["num_actions"] != NUM_ACTIONS:
-            raise ValueError(
-                f"{str(path)!r} expects observations of {meta['obs_size']} and {meta['num_actions']} actions; "
-                f"this c8env has {_ALLOWED_SIZES} and {NUM_ACTIONS}"
-            )
+        check_obs_size(meta["obs_size"], repr(str(path)))
+        if meta["num_actions"] != NUM_ACTIONS:
+            raise ValueError(f"{str(path)!r} expects {meta['num_actions']} actions; c8env has {NUM_ACTIONS}")
         _check_layers(path, self.layers, meta["obs_size"])
         self.endgame_cards: int | None = None
         """The most cards a player may hold for the endgame network to play (None: no endgame network)."""
@@ -311,7 +304,7 @@ class PolicyAgent:
         return logits
 
     def act(self, observation: dict) -> int:
-        check_observation(observation, "PolicyAgent")
+        check_observation(observation, "PolicyAgent", self.inputs)
         mask = np.asarray(observation["action_mask"])
         if not mask.any():
             raise ValueError("PolicyAgent.act: the action mask has no legal action (not this agent's turn?)")

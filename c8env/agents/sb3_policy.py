@@ -24,7 +24,10 @@ import numpy as np
 
 from c8env.actions import NUM_ACTIONS
 from c8env.agents.onnx_policy import MissingExtraError, _first_line, consistent_argmax
-from c8env.observation import OBS_SIZE, check_observation
+from c8env.observation import check_observation
+from c8env.versions import OBS_SIZES, sizes_help
+
+_SIZES = " or ".join(map(str, OBS_SIZES))  # for error messages
 
 TRAIN_INSTALL = "pip install 'c8env[train]'"
 ALGORITHMS = ("MaskablePPO", "PPO", "DQN")
@@ -58,9 +61,9 @@ class LogitsModule(torch.nn.Module):
     def __init__(self, policy: BasePolicy) -> None:
         super().__init__()
         space = policy.observation_space
-        if getattr(space, "shape", None) != (OBS_SIZE,):
-            raise ValueError(f"cannot export an SB3 policy with observation space {space}; allowed: Box({OBS_SIZE}) "
-                             "(a Dict-space model plays from its .zip)")
+        if not _vector_shape(getattr(space, "shape", None)):
+            raise ValueError(f"cannot export an SB3 policy with observation space {space}; allowed: Box of "
+                             f"{_SIZES} entries ({sizes_help()}; a Dict-space model plays from its .zip)")
         self.policy = policy
 
     def forward(self, observation: torch.Tensor) -> torch.Tensor:
@@ -147,12 +150,18 @@ def _check_spaces(path: str, model: Any) -> None:
         raise ValueError(f"{path!r}: action space {action}; expected Discrete({NUM_ACTIONS})")
     if isinstance(observation, spaces.Dict):
         shapes = {key: getattr(space, "shape", None) for key, space in observation.spaces.items()}
-        if shapes != {"observation": (OBS_SIZE,), "action_mask": (NUM_ACTIONS,)}:
-            raise ValueError(f"{path!r}: Dict observation space {shapes}; expected observation ({OBS_SIZE},) and "
-                             f"action_mask ({NUM_ACTIONS},)")
-    elif getattr(observation, "shape", None) != (OBS_SIZE,):
-        raise ValueError(f"{path!r}: observation space {observation}; expected Box({OBS_SIZE}) or a Dict of "
-                         "observation and action_mask")
+        if set(shapes) != {"observation", "action_mask"} or shapes["action_mask"] != (NUM_ACTIONS,) \
+                or not _vector_shape(shapes["observation"]):
+            raise ValueError(f"{path!r}: Dict observation space {shapes}; expected observation of "
+                             f"{_SIZES} entries and action_mask ({NUM_ACTIONS},) ({sizes_help()})")
+    elif not _vector_shape(getattr(observation, "shape", None)):
+        raise ValueError(f"{path!r}: observation space {observation}; expected a Box of {_SIZES} entries "
+                         f"({sizes_help()}) or a Dict of observation and action_mask")
+
+
+def _vector_shape(shape: Any) -> bool:
+    """Whether ``shape`` is that of an env version's observation vector."""
+    return isinstance(shape, tuple) and len(shape) == 1 and shape[0] in OBS_SIZES
 
 
 class SB3Agent:
@@ -170,21 +179,29 @@ class SB3Agent:
         space = self.model.observation_space
         self._dict_dtypes = ({key: space[key].dtype for key in ("observation", "action_mask")}
                              if hasattr(space, "spaces") else None)
+        self.inputs: int = (space["observation"] if self._dict_dtypes else space).shape[0]
+        """The observation entries the model reads: its env version's observation size (:mod:`c8env.versions`)."""
 
     def scores(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """The model's scores float32[k, 60] (logits or Q-values) for observations float32[k, 401] and masks."""
-        observations = np.asarray(observations, dtype=np.float32)
+        """The model's scores float32[k, 60] (logits or Q-values) for observations float32[k, 401] (or 245: the
+        first ``inputs`` entries are fed) and masks."""
+        observations = np.asarray(observations, dtype=np.float32)[:, :self.inputs]
         if self._dict_dtypes is None:
             given: Any = observations
         else:
             given = {"observation": observations.astype(self._dict_dtypes["observation"]),
                      "action_mask": np.asarray(masks).astype(self._dict_dtypes["action_mask"])}
-        with torch.no_grad():
-            tensor, _ = self.policy.obs_to_tensor(given)
-            return _scores(self.policy, tensor).cpu().numpy().astype(np.float32)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # a small MLP: one thread is fastest (several fight over a small machine's cores)
+        try:
+            with torch.no_grad():
+                tensor, _ = self.policy.obs_to_tensor(given)
+                return _scores(self.policy, tensor).cpu().numpy().astype(np.float32)
+        finally:
+            torch.set_num_threads(threads)
 
     def act(self, observation: Mapping[str, Any]) -> int:
-        check_observation(observation, "SB3Agent")
+        check_observation(observation, "SB3Agent", self.inputs)
         mask = np.asarray(observation["action_mask"])
         legal = mask.astype(bool)
         if not legal.any():
@@ -195,7 +212,7 @@ class SB3Agent:
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """:meth:`act` for a batch: observations float32[k, 401] and masks int8[k, 60] in, actions int64[k] out
         (row ``i`` is exactly ``act`` of row ``i``: :func:`~c8env.agents.onnx_policy.consistent_argmax`)."""
-        return consistent_argmax(self.scores, observations, masks)
+        return consistent_argmax(self.scores, observations, masks, self.inputs)
 
 
 __all__ = ["ALGORITHMS", "LogitsModule", "SB3Agent", "detect_algorithm"]

@@ -627,9 +627,9 @@ def load_state(g: Games, b: int, state: State) -> None:
         g.countdown[b, p] = state.countdown[p]
         g.wild[b, p] = state.wild_mask(p)
         g.voids[b, p] = state.voids[p]
-        g.draw_suits[b, p], g.draw_ranks[b, p], g.draw_held[b, p] = state.last_draws[p] or (0, 0, 0)
-        g.suit_draws[b, p] = state.suit_draws[p]
-        declared = state.declared[p]
+        draw, suit_draws, declared = state.records_of(p)
+        g.draw_suits[b, p], g.draw_ranks[b, p], g.draw_held[b, p] = draw or (0, 0, 0)
+        g.suit_draws[b, p] = suit_draws
         g.declared[b, p], g.declared_held[b, p] = (0, 0) if declared is None else (declared[0] + 1, declared[1])
     g.stock[b, :len(state.stock)] = state.stock
     g.stock_len[b] = len(state.stock)

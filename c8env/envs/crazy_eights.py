@@ -1,4 +1,5 @@
-"""PettingZoo AEC environment for Crazy Eights: ``crazy_eights_v1`` (``crazy_eights_v0``: :mod:`c8env.envs.crazy_eights_v0`).
+"""PettingZoo AEC environment for Crazy Eights: ``crazy_eights_v2``, the newest version (the older ones, kept for
+ever: :mod:`c8env.envs.crazy_eights_v1`, :mod:`c8env.envs.crazy_eights_v0`; the table: :mod:`c8env.versions`).
 
 The env is thin: it maps seats to agents and steps a :class:`c8env.episode.Episode`
 (hand end, match continuation, truncation, rewards, infos); the rules live in
@@ -7,6 +8,7 @@ The env is thin: it maps seats to agents and steps a :class:`c8env.episode.Episo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,17 +19,11 @@ from pettingzoo import AECEnv
 from c8env.engine import State, check_deal_fits, check_num_players, check_seed
 from c8env.envs.spaces import action_space, check_render_mode, observation_dict_space, render_output
 from c8env.envs.wrappers import wrap
-from c8env.episode import DEFAULT_MAX_STEPS, Episode, read_state
-from c8env.observation import (
-    GLOBAL_STATE_SIZE,
-    OBS_LAYOUT,
-    OBS_SIZE,
-    action_mask,
-    encode_global_state,
-    encode_observation,
-)
+from c8env.episode import Episode, read_state
+from c8env.observation import OBS_LAYOUT, OBS_SIZE, action_mask, encode_global_state, encode_observation
 from c8env.rules import RuleSet, load_rules
 from c8env.text import render_text
+from c8env.versions import LATEST, EnvVersion, get_version
 
 #: The keys ``reset(options=...)`` understands.
 RESET_OPTIONS = ("state",)
@@ -58,10 +54,10 @@ def env(**kwargs: Any) -> AECEnv:
 class raw_env(AECEnv, EzPickle):
     """Crazy Eights for 2-7 players, every variant of ``docs/rules.md``, as a PettingZoo AEC env.
 
-    | Import             | ``from c8env import crazy_eights_v1``                                       |
+    | Import             | ``from c8env import crazy_eights_v2``                                       |
     |--------------------|-----------------------------------------------------------------------------|
     | Also               | ``c8env.env(...)`` (wrapped), ``c8env.raw_env(...)``                        |
-    | Registered id      | ``c8env/crazy_eights-v1``: ``pettingzoo.make("aec", "c8env/crazy_eights-v1")`` |
+    | Registered id      | ``c8env/crazy_eights-v2``: ``pettingzoo.make("aec", "c8env/crazy_eights-v2")`` |
     | Actions            | Discrete                                                                    |
     | Parallel API       | No                                                                          |
     | Agents             | ``agents = ['player_0', ..., 'player_<n-1>']``, ``n = num_players``         |
@@ -94,7 +90,8 @@ class raw_env(AECEnv, EzPickle):
     A dict: ``observation`` (float32 vector of length 401, the same for 2-7 players and
     every variant, seat-relative: the observer first, then the next players clockwise;
     :mod:`c8env.observation` encodes it) and ``action_mask`` (int8, 60; all zeros for
-    agents not on turn). Index table (``c8env.OBS_LAYOUT`` maps each name to its slice):
+    agents not on turn). Index table (``c8env.OBS_LAYOUT`` maps each name to its slice; v0 and v1 give entries
+    0-244 alone, :mod:`c8env.versions`):
 
     | index   | name                | meaning                                                     |
     |---------|---------------------|-------------------------------------------------------------|
@@ -177,20 +174,27 @@ class raw_env(AECEnv, EzPickle):
     ...     env.step(action)
     >>> env.close()
 
+    ## On accelerators
+    ``c8env.jax.env(num_players, rules)`` is the same game (hand episodes, the v2 observation) as pure JAX functions
+    in Pgx's API, which ``jax.jit`` and ``jax.vmap`` take: [c8env on JAX](jax.md) (the ``jax`` extra).
+
     ## Version History
+    A version never changes what a learner sees or gets; any such change is a new version, and the old ids keep
+    theirs (``c8env.versions.VERSIONS``; docs/versioning.md).
+
+    * v2: the observation appends ``opponent_last_draws``, ``opponent_suit_draws`` and ``opponent_declared``:
+      401 entries, the first 245 those of v1 (``crazy_eights_v2``, ``c8env.env``, the ``-v2`` ids).
     * v1: ``max_steps`` defaults to 10,000 (``MAX_HAND_STEPS``, the tools' cap) instead of 100,000, so a
       stalled hand is truncated in seconds; infos hold the same numeric keys at every step (also in v0).
-      Since the release after c8env 0.2 the observation (v0 and v1) appends ``opponent_last_draws``: 353 entries
-      instead of 245, the first 245 unchanged (policies trained on them read those; see the CHANGELOG); the next
-      release appends ``opponent_suit_draws`` and ``opponent_declared``: 401 entries, the first 353 unchanged.
-    * v0: initial release (``max_steps`` default 100,000); kept as ``crazy_eights_v0`` for reproducing
-      old runs. c8env 0.2: the engine state moved to ``env.unwrapped.game``; ``env.state()`` is unchanged.
+      Observation: 245 entries.
+    * v0: initial release (``max_steps`` default 100,000; observation: 245 entries). c8env 0.2: the engine state
+      moved to ``env.unwrapped.game``; ``env.state()`` is unchanged.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "crazy_eights_v1", "is_parallelizable": False,
+    #: The env version this class gives (its observation size and defaults): the newest.
+    version: EnvVersion = LATEST
+    metadata = {"render_modes": ["ansi", "human"], "name": LATEST.name, "is_parallelizable": False,
                 "render_fps": 4}
-    #: ``max_steps`` when it is None: the version's default (v1: ``MAX_HAND_STEPS``).
-    default_max_steps = DEFAULT_MAX_STEPS
 
     def __init__(
         self,
@@ -206,7 +210,7 @@ class raw_env(AECEnv, EzPickle):
         self.num_players = check_num_players(num_players)
         self.rules = load_rules(rules)
         check_deal_fits(self.rules, self.num_players)  # refused here, not at the first reset
-        self._episode = Episode(episode, reward, max_steps, self.default_max_steps)
+        self._episode = Episode(episode, reward, max_steps, self.version.max_steps)
         self.episode = episode
         self.reward_type = reward
         self.max_steps = self._episode.max_steps
@@ -214,9 +218,10 @@ class raw_env(AECEnv, EzPickle):
         self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
         self.agents = self.possible_agents[:]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
-        self.observation_spaces = {a: observation_dict_space() for a in self.possible_agents}
+        self._obs_size = self.version.obs_size
+        self.observation_spaces = {a: observation_dict_space(self._obs_size) for a in self.possible_agents}
         self.action_spaces = {a: action_space() for a in self.possible_agents}
-        self.state_space = spaces.Box(low=-1.0, high=1e6, shape=(GLOBAL_STATE_SIZE,), dtype=np.float32)
+        self.state_space = spaces.Box(low=-1.0, high=1e6, shape=(self.version.global_state_size,), dtype=np.float32)
         self.game: State | None = None
         self._seeder: np.random.Generator | None = None
 
@@ -257,7 +262,7 @@ class raw_env(AECEnv, EzPickle):
         mask = action_mask(self.game, seat)
         if self.terminations[agent] or self.truncations[agent]:
             mask[:] = 0  # truncated mid-hand: nobody moves any more
-        return {"observation": encode_observation(self.game, seat), "action_mask": mask}
+        return {"observation": encode_observation(self.game, seat, self._obs_size), "action_mask": mask}
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
@@ -288,7 +293,7 @@ class raw_env(AECEnv, EzPickle):
         """PettingZoo's global state: every seat's observation vector (:func:`encode_global_state`)."""
         if self.game is None:
             raise RuntimeError("state() before reset(): call reset() first")
-        return encode_global_state(self.game)
+        return encode_global_state(self.game, self._obs_size)
 
     def render(self) -> str | None:
         return render_output(self.render_mode, lambda: render_text(self.game))
@@ -297,4 +302,22 @@ class raw_env(AECEnv, EzPickle):
         pass
 
 
-__all__ = ["OBS_LAYOUT", "OBS_SIZE", "env", "raw_env"]
+def released(number: int, module: str) -> tuple[type[raw_env], Callable[..., AECEnv]]:
+    """``raw_env`` and ``env`` of an older version (its row of :data:`c8env.versions.VERSIONS`: its observation and
+    defaults), for that version's module ``module`` (``c8env.envs.crazy_eights_vN``), where they pickle."""
+    row = get_version(number)
+    cls = type("raw_env", (raw_env,), {
+        "__module__": module, "__qualname__": "raw_env", "version": row,
+        "metadata": {**raw_env.metadata, "name": row.name},
+        "__doc__": f"The env as version {row.number} gives it ({row.obs_size}-entry observation, ``max_steps`` "
+                   f"{row.max_steps:,}): see :class:`c8env.envs.crazy_eights.raw_env`."})
+
+    def make(**kwargs: Any) -> AECEnv:
+        return wrap(cls(**kwargs))
+
+    make.__module__, make.__name__, make.__qualname__ = module, "env", "env"
+    make.__doc__ = f"The v{row.number} env wrapped like PettingZoo's classic envs (as :func:`c8env.env`)."
+    return cls, make
+
+
+__all__ = ["OBS_LAYOUT", "OBS_SIZE", "env", "raw_env", "released"]

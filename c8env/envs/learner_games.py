@@ -46,6 +46,7 @@ from c8env.rules import RuleSet, load_rules
 from c8env.vector import kernels, rule_table
 from c8env.vector.games import check_ids
 from c8env.vector.jit import jit
+from c8env.versions import LATEST, get_version
 
 #: Deals tried for one episode before giving up when each ends before the learner's first decision.
 MAX_REDEALS = 1_000
@@ -106,14 +107,15 @@ class LearnerGames:
 
     def __init__(self, num_envs: int, num_players: int = 2, rules: str | dict | RuleSet = "standard",
                  episode: str = "hand", reward: str = "win", max_steps: int | None = None,
-                 opponents: Any = "random", learner_seat: int | None = None) -> None:
+                 opponents: Any = "random", learner_seat: int | None = None, version: int = LATEST.number) -> None:
         if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
             raise ValueError(f"num_envs={num_envs!r} is invalid; allowed: an int >= 1")
         self.num_envs = size = int(num_envs)
         self.num_players = n = check_num_players(num_players)
         self.rules = load_rules(rules)
         check_deal_fits(self.rules, self.num_players)  # refused here, not at the first reset
-        self.max_steps = check_episode_args(episode, reward, max_steps)
+        self.version = get_version(version)
+        self.max_steps = check_episode_args(episode, reward, max_steps, self.version.max_steps)
         self.episode, self.reward_type = episode, reward
         if learner_seat is not None and (not isinstance(learner_seat, (int, np.integer))
                                          or isinstance(learner_seat, bool) or not 0 <= learner_seat < n):
@@ -144,7 +146,7 @@ class LearnerGames:
         self.final_opponents: list[list[Any] | None] = [None] * size
         #: Deals replaced at the start of each game's episode (it ended before the learner's first decision).
         self.skipped = np.zeros(size, dtype=np.int64)
-        self.observation = np.zeros((size, OBS_SIZE), dtype=np.float32)
+        self._observation = np.zeros((size, OBS_SIZE), dtype=np.float32)  # the kernels write every entry
         self.action_mask = np.zeros((size, NUM_ACTIONS), dtype=np.int8)
         self._step = _Buffers(size, n)
         self._start = _Buffers(size, n)
@@ -339,9 +341,14 @@ class LearnerGames:
         self._observe()
         return self.observation, self._reward, buffers.terminated, buffers.truncated
 
+    @property
+    def observation(self) -> np.ndarray:
+        """The learner's view of each game (float32[B, the version's observation size]; a view of the buffer)."""
+        return self._observation[:, :self.version.obs_size]
+
     def _observe(self) -> None:
         with np.errstate(over="ignore"):
-            kernels.observe_all(self.games, self.table, self.observation, self.action_mask)
+            kernels.observe_all(self.games, self.table, self._observation, self.action_mask)
 
     # ----- what the last step left --------------------------------------------------------------------
     @property
@@ -351,8 +358,8 @@ class LearnerGames:
 
     @property
     def final_observation(self) -> np.ndarray:
-        """The learner's view of each game whose episode ended in the last step (float32[B, 401])."""
-        return self._step.final_observation
+        """The learner's view of each game whose episode ended in the last step (float32[B, the version's size])."""
+        return self._step.final_observation[:, :self.version.obs_size]
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions per game (bool[B, 60])."""

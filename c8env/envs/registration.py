@@ -2,47 +2,42 @@
 
 ``import c8env`` arranges for them to be called (``c8env._install_registration``): at once for a
 library already imported, else the moment it is imported; so after a plain ``import c8env``,
-``gymnasium.make("c8env/SingleAgent-v1")``, ``gymnasium.make_vec("c8env/LearnerVector-v1")`` and
-``pettingzoo.make("aec", "c8env/crazy_eights-v1")`` work, and ``gymnasium.make("c8env:c8env/SingleAgent-v1")``
+``gymnasium.make("c8env/SingleAgent-v2")``, ``gymnasium.make_vec("c8env/LearnerVector-v2")`` and
+``pettingzoo.make("aec", "c8env/crazy_eights-v2")`` work, and ``gymnasium.make("c8env:c8env/SingleAgent-v2")``
 works in a process that imported nothing else. The entry points are strings: registering imports no env
 module (and this module imports neither library until its functions run).
 
-Versions (PettingZoo's convention: a change of behaviour gets a new version, the old one stays):
-
-- ``v1`` (``c8env.env``, ``c8env.raw_env``, ``crazy_eights_v1``): ``max_steps`` defaults to
-  :data:`c8env.episode.MAX_HAND_STEPS` (10,000), the cap of every tool, so a policy that stalls a hand
-  (always drawing) costs seconds; a cut-off hand is a truncation.
-- ``v0``: the same classes with ``max_steps`` 100,000 by default, kept for reproducing runs made with them.
+Versions (PettingZoo's and Gymnasium's convention: a change of what a learner sees or gets is a new version,
+and the old ids keep theirs for ever): every version of :data:`c8env.versions.VERSIONS` has its ids. The
+Gymnasium ids pass ``version=N`` to the class (its observation and defaults); the PettingZoo ids build the
+``env`` of the version's module ``c8env.envs.crazy_eights_vN``.
 
 ``pettingzoo.make`` exists from PettingZoo 1.27; with an older PettingZoo the PettingZoo ids are not
-registered (``c8env.env()`` and ``crazy_eights_v1.env()`` work with any supported version).
+registered (``c8env.env()`` and ``crazy_eights_v2.env()`` work with any supported version).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from c8env.episode import V0_MAX_STEPS
+from c8env.versions import VERSIONS
 
 _SINGLE = "c8env.envs.single_agent:SingleAgentEnv"
-_V0 = {"max_steps": V0_MAX_STEPS}
+_VECTORS = "c8env.envs.vector_envs"
 
-#: Gymnasium ids: keyword arguments of ``gymnasium.register`` (entry points as strings; the ``-v0`` ids give
-#: ``max_steps`` its v0 default, 100,000, through the spec's kwargs).
+#: Gymnasium ids: keyword arguments of ``gymnasium.register`` (entry points as strings), three per version.
 GYMNASIUM_ENVS: dict[str, dict[str, Any]] = {
-    "c8env/SingleAgent-v0": {"entry_point": _SINGLE, "kwargs": _V0},
-    "c8env/SingleAgent-v1": {"entry_point": _SINGLE},
-    "c8env/LearnerVector-v0": {"entry_point": _SINGLE, "vector_entry_point": "c8env.envs.vector_envs:LearnerVectorEnv",
-                               "kwargs": _V0},
-    "c8env/LearnerVector-v1": {"entry_point": _SINGLE, "vector_entry_point": "c8env.envs.vector_envs:LearnerVectorEnv"},
-    "c8env/SelfPlayVector-v0": {"vector_entry_point": "c8env.envs.vector_envs:SelfPlayVectorEnv", "kwargs": _V0},
-    "c8env/SelfPlayVector-v1": {"vector_entry_point": "c8env.envs.vector_envs:SelfPlayVectorEnv"},
+    f"c8env/{name}-v{row.number}": {**entry_points, "kwargs": {"version": row.number}}
+    for row in VERSIONS
+    for name, entry_points in (
+        ("SingleAgent", {"entry_point": _SINGLE}),
+        ("LearnerVector", {"entry_point": _SINGLE, "vector_entry_point": f"{_VECTORS}:LearnerVectorEnv"}),
+        ("SelfPlayVector", {"vector_entry_point": f"{_VECTORS}:SelfPlayVectorEnv"}),
+    )
 }
 #: PettingZoo AEC ids: the wrapped ``env`` of each version's module (``pettingzoo.make("aec", id, **arguments)``).
-PETTINGZOO_ENVS: dict[str, str] = {
-    "c8env/crazy_eights-v0": "c8env.envs.crazy_eights_v0:env",
-    "c8env/crazy_eights-v1": "c8env.envs.crazy_eights_v1:env",
-}
+PETTINGZOO_ENVS: dict[str, str] = {f"c8env/crazy_eights-v{row.number}": f"c8env.envs.{row.name}:env"
+                                   for row in VERSIONS}
 
 
 def register_gymnasium() -> None:

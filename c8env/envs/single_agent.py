@@ -21,7 +21,6 @@ from gymnasium import spaces
 
 from c8env.actions import NUM_ACTIONS
 from c8env.agents import PolicyAgent, load, observation_for
-from c8env.deprecation import warn_moved
 from c8env.engine import IllegalActionError, State, check_deal_fits, check_num_players, check_seed
 from c8env.envs.registration import register_gymnasium
 from c8env.envs.spaces import check_render_mode, render_output, vector_space
@@ -29,6 +28,7 @@ from c8env.episode import Episode, read_state
 from c8env.observation import action_mask, encode_observation
 from c8env.rules import RuleSet, load_rules
 from c8env.text import render_text
+from c8env.versions import LATEST, get_version
 
 #: Deals tried at one ``reset`` before giving up when every hand ends before the learner's first decision.
 MAX_REDEALS = 1_000
@@ -55,7 +55,8 @@ class SingleAgentEnv(gymnasium.Env):
 
     ## Observation Space
     ``Box(-1, 1e6, (401,), float32)``: the learner's ``observation`` vector of the AEC
-    env (seat-relative, hidden cards never shown; ``c8env.OBS_LAYOUT`` names its parts).
+    env (seat-relative, hidden cards never shown; ``c8env.OBS_LAYOUT`` names its parts);
+    ``Box(-1, 1e6, (245,), float32)`` (its first 245 entries) with ``version`` 0 or 1.
 
     ## Rewards
     The learner's own reward of the AEC env, summed over everything that happened
@@ -92,6 +93,8 @@ class SingleAgentEnv(gymnasium.Env):
     ## Arguments
     - ``num_players`` (2-7), ``rules``, ``episode``, ``reward``, ``max_steps``,
       ``render_mode`` (``ansi`` or ``human``): as :func:`c8env.raw_env`.
+    - ``version``: the env version (:mod:`c8env.versions`) whose observation and defaults it gives: 2, the
+      newest, by default; each ``c8env/SingleAgent-vN`` id passes its own N.
     - ``opponents``: a spec for ``c8env.agents.load`` (``"random"``, ``"greedy"``,
       ``"expert:simulations=20"``, a shipped policy name, a ``.npz`` path) used for every
       opponent seat; an agent object (shared by every opponent seat); a list with one
@@ -111,9 +114,10 @@ class SingleAgentEnv(gymnasium.Env):
       :class:`c8env.actions.ActionRangeError` (a ``ValueError``) and changes nothing; numpy ints
       and 0-d integer arrays (what ``MaskablePPO.predict()`` returns) are accepted.
 
-    ``gymnasium.make("c8env/SingleAgent-v1", ...)`` builds it after ``import c8env`` (or in one call:
-    ``gymnasium.make("c8env:c8env/SingleAgent-v1", ...)``); ``c8env/SingleAgent-v0`` is the same class
-    with ``max_steps`` 100,000 by default, kept for reproducing old runs.
+    ``gymnasium.make("c8env/SingleAgent-v2", ...)`` builds it after ``import c8env`` (or in one call:
+    ``gymnasium.make("c8env:c8env/SingleAgent-v2", ...)``); ``c8env/SingleAgent-v1`` and ``-v0`` are the same
+    class with ``version=1`` and ``0``, which keep what they were released with (245-entry observation; v0:
+    ``max_steps`` 100,000 by default).
 
     An opponent that returns an illegal action raises :class:`c8env.IllegalActionError`
     naming the opponent, its seat and the move.
@@ -143,11 +147,14 @@ class SingleAgentEnv(gymnasium.Env):
         render_mode: str | None = None,
         illegal_action: str = "penalty",
         illegal_reward: float = -1.0,
+        version: int = LATEST.number,
     ) -> None:
         self.num_players = n = check_num_players(num_players)
         self.rules = load_rules(rules)
         check_deal_fits(self.rules, self.num_players)  # refused here, not at the first reset
-        self._episode = Episode(episode, reward, max_steps)
+        self.version = get_version(version)
+        self._obs_size = self.version.obs_size
+        self._episode = Episode(episode, reward, max_steps, self.version.max_steps)
         check_render_mode(render_mode)
         if learner_seat is not None and (
             not isinstance(learner_seat, (int, np.integer)) or isinstance(learner_seat, bool)
@@ -166,7 +173,7 @@ class SingleAgentEnv(gymnasium.Env):
                 or not np.isfinite(illegal_reward):
             raise ValueError(f"illegal_reward={illegal_reward!r} is invalid; allowed: a finite number")
         self.illegal_reward = float(illegal_reward)
-        self.observation_space = vector_space()
+        self.observation_space = vector_space(self._obs_size)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
 
         self._policy_cache: dict[str, PolicyAgent] = {}
@@ -307,7 +314,7 @@ class SingleAgentEnv(gymnasium.Env):
         self._skipped = skipped
         if self.render_mode == "human":
             self.render()
-        return encode_observation(self.game, self.learner_seat), self._info(False)
+        return encode_observation(self.game, self.learner_seat, self._obs_size), self._info(False)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:
@@ -321,7 +328,7 @@ class SingleAgentEnv(gymnasium.Env):
             self._done = True
             info = self._info(False)
             info["illegal_action"] = action
-            return encode_observation(self.game, self.learner_seat), self.illegal_reward, True, False, info
+            return encode_observation(self.game, self.learner_seat, self._obs_size), self.illegal_reward, True, False, info
         reward = self._pending_reward
         self._pending_reward = 0.0
         hand_ended = rewards is not None
@@ -331,7 +338,7 @@ class SingleAgentEnv(gymnasium.Env):
         self._done = self._episode.done
         if self.render_mode == "human":
             self.render()
-        return encode_observation(self.game, self.learner_seat), reward, self._episode.terminated, \
+        return encode_observation(self.game, self.learner_seat, self._obs_size), reward, self._episode.terminated, \
             self._episode.truncated, self._info(hand_ended or ended_later)
 
     def _info(self, hand_ended: bool) -> dict[str, Any]:
@@ -363,12 +370,6 @@ class SingleAgentEnv(gymnasium.Env):
                 hand_ended = True
         return reward, hand_ended
 
-    @property
-    def state(self) -> State | None:
-        """Deprecated (removed in c8env 0.3): :attr:`game`, the name every env uses for the engine state."""
-        warn_moved("SingleAgentEnv.state", "SingleAgentEnv.game", stacklevel=2)
-        return self.game
-
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a bool array of 60 (all False once the episode is over): a copy of
         ``info["action_mask"]``."""
@@ -388,8 +389,8 @@ class SingleAgentEnv(gymnasium.Env):
 
 __all__ = ["GYMNASIUM_ID", "MAX_REDEALS", "SingleAgentEnv"]
 
-#: Gymnasium id of :class:`SingleAgentEnv` (:mod:`c8env.envs.registration`, which ``import c8env`` runs):
-#: ``gymnasium.make("c8env/SingleAgent-v1", ...)``, or ``gymnasium.make("c8env:c8env/SingleAgent-v1", ...)``
-#: in one call. ``c8env/SingleAgent-v0`` is the v0 env (``max_steps`` 100,000 by default).
-GYMNASIUM_ID = "c8env/SingleAgent-v1"
+#: Gymnasium id of :class:`SingleAgentEnv`'s newest version (:mod:`c8env.envs.registration`, which ``import c8env``
+#: runs): ``gymnasium.make("c8env/SingleAgent-v2", ...)``, or ``gymnasium.make("c8env:c8env/SingleAgent-v2", ...)``
+#: in one call. ``c8env/SingleAgent-v1`` and ``-v0`` keep what they were released with (:mod:`c8env.versions`).
+GYMNASIUM_ID = f"c8env/SingleAgent-v{LATEST.number}"
 register_gymnasium()  # done already unless something took the import hook away; registers nothing twice

@@ -25,10 +25,14 @@ class ActionSpace(spaces.Discrete):
         if mask is None or probability is not None or not isinstance(mask, np.ndarray) or mask.dtype != np.int8 \
                 or mask.shape != (self.n,):
             return super().sample(mask, probability)  # the standard checks and errors
-        legal = np.flatnonzero(mask)
-        if legal.size == 0 or mask.sum() != legal.size:  # nothing legal, or values other than 0/1
+        data = mask.tobytes()  # one byte an action: counted and searched without NumPy calls
+        legal = data.count(1)
+        if legal == 0 or legal + data.count(0) != len(data):  # nothing legal, or values other than 0/1
             return super().sample(mask)
-        return int(self.start + legal[int(self.np_random.random() * legal.size)])  # a plain int: no conversion later
+        index = data.find(1)
+        for _ in range(int(self.np_random.random() * legal)):  # the drawn legal action, in ascending order
+            index = data.find(1, index + 1)
+        return int(self.start + index)  # a plain int: no conversion later
 
     def contains(self, x: Any) -> bool:
         if type(x) is int or isinstance(x, np.integer):
@@ -41,15 +45,16 @@ def action_space() -> ActionSpace:
     return ActionSpace(NUM_ACTIONS)
 
 
-def vector_space() -> spaces.Box:
-    """The space of one observation vector (raw counts: ``c8env.OBS_LAYOUT`` names its parts)."""
-    return spaces.Box(low=-1.0, high=1e6, shape=(OBS_SIZE,), dtype=np.float32)
+def vector_space(size: int = OBS_SIZE) -> spaces.Box:
+    """The space of one observation vector of ``size`` entries (an env version's; raw counts: ``c8env.OBS_LAYOUT``
+    names its parts)."""
+    return spaces.Box(low=-1.0, high=1e6, shape=(size,), dtype=np.float32)
 
 
-def observation_dict_space() -> spaces.Dict:
-    """The PettingZoo env's observation space: the vector and the int8 action mask."""
+def observation_dict_space(size: int = OBS_SIZE) -> spaces.Dict:
+    """The PettingZoo env's observation space: the vector (of ``size`` entries) and the int8 action mask."""
     return spaces.Dict({
-        "observation": vector_space(),
+        "observation": vector_space(size),
         "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
     })
 

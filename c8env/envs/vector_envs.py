@@ -12,7 +12,8 @@ act, ``info["current_player"]`` names it.
 
 Both follow Gymnasium 1.2's vector conventions with *same-step* autoreset
 (``metadata["autoreset_mode"]``): a step that ends an episode returns its reward and flags
-together with the next episode's first observation; ``info["final_obs"]`` (float32[B, 401],
+together with the next episode's first observation (float32[B, 401]; [B, 245] with ``version`` 0 or 1, the
+observation of that env version, :mod:`c8env.versions`); ``info["final_obs"]`` (the same shape,
 valid where ``info["_final_obs"]``) holds the finished episode's last observation and
 (``LearnerVectorEnv``) ``info["final_info"]`` its step info. Every info key ``k`` comes with a
 bool mask ``_k`` of the games it holds for. Every other key is there after ``reset`` and every
@@ -21,10 +22,11 @@ values where no hand ended (``hand_winner`` -1, ``end_reason`` 0: codes into
 ``c8env.engine.END_REASONS``), ``scores`` int64[B, num_players], ``action_mask`` (also
 :meth:`action_masks`) the legal actions of the observed player as bool[B, 60].
 
-``gymnasium.make_vec("c8env/LearnerVector-v1", num_envs=64, opponents="greedy")`` and
-``gymnasium.make_vec("c8env/SelfPlayVector-v1", num_envs=64)`` build them after ``import c8env``
-(or ``"c8env:c8env/LearnerVector-v1"`` in one call); the ``-v0`` ids are the same classes with
-``max_steps`` 100,000 by default, kept for reproducing old runs.
+``gymnasium.make_vec("c8env/LearnerVector-v2", num_envs=64, opponents="greedy")`` and
+``gymnasium.make_vec("c8env/SelfPlayVector-v2", num_envs=64)`` build them after ``import c8env``
+(or ``"c8env:c8env/LearnerVector-v2"`` in one call); the ``-v1`` and ``-v0`` ids are the same classes with
+``version=1`` and ``0``, which keep what they were released with (245-entry observation; v0: ``max_steps``
+100,000 by default).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from c8env.rules import RuleSet
 from c8env.vector import VectorGames
 from c8env.vector.games import check_ids
 from c8env.vector.kernels import HandResults
+from c8env.versions import LATEST, get_version
 
 
 def _check_options(options: dict | None) -> None:
@@ -77,7 +80,7 @@ class _BatchedVectorEnv(VectorEnv):
 
     def _spaces(self, num_envs: int) -> None:
         self.num_envs = num_envs
-        self.single_observation_space = vector_space()
+        self.single_observation_space = vector_space(self.version.obs_size)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
@@ -106,8 +109,10 @@ class LearnerVectorEnv(_BatchedVectorEnv):
 
     def __init__(self, num_envs: int = 16, num_players: int = 2, rules: str | dict | RuleSet = "standard",
                  reward: str = "win", episode: str = "hand", opponents: Any = "random",
-                 learner_seat: int | None = None, max_steps: int | None = None) -> None:
-        self.games = LearnerGames(num_envs, num_players, rules, episode, reward, max_steps, opponents, learner_seat)
+                 learner_seat: int | None = None, max_steps: int | None = None, version: int = LATEST.number) -> None:
+        self.games = LearnerGames(num_envs, num_players, rules, episode, reward, max_steps, opponents, learner_seat,
+                                  version)
+        self.version = self.games.version
         self._spaces(self.games.num_envs)
         self.num_players = self.games.num_players
 
@@ -177,8 +182,11 @@ class SelfPlayVectorEnv(_BatchedVectorEnv):
     """
 
     def __init__(self, num_envs: int = 16, num_players: int = 2, rules: str | dict | RuleSet = "standard",
-                 reward: str = "win", episode: str = "hand", max_steps: int | None = None, threads: int = 1) -> None:
-        self.games = VectorGames(num_envs, num_players, rules, episode, reward, max_steps, threads=threads)
+                 reward: str = "win", episode: str = "hand", max_steps: int | None = None, threads: int = 1,
+                 version: int = LATEST.number) -> None:
+        self.version = get_version(version)
+        self.games = VectorGames(num_envs, num_players, rules, episode, reward,
+                                 self.version.max_steps if max_steps is None else max_steps, threads=threads)
         self._spaces(self.games.num_envs)
         self.num_players = self.games.num_players
 
@@ -192,7 +200,11 @@ class SelfPlayVectorEnv(_BatchedVectorEnv):
         _masked(info, "player", np.full(self.num_envs, -1, dtype=np.int64), every)
         _masked(info, "rewards", np.zeros((self.num_envs, self.num_players), dtype=np.float64), every)
         self._add_state(info, ~every, ~every)
-        return self.games.observation.copy(), info
+        return self._observed(self.games.observation), info
+
+    def _observed(self, observation: np.ndarray) -> np.ndarray:
+        """The version's entries of the batched engine's observations (float32[B, 401]), as a fresh array."""
+        return observation[:, :self.version.obs_size].copy()
 
     def _add_state(self, info: dict[str, Any], hand: np.ndarray, terminated: np.ndarray) -> None:
         """The player to act and his mask, and the step's hand results where ``hand`` (a hand ended)."""
@@ -225,7 +237,7 @@ class SelfPlayVectorEnv(_BatchedVectorEnv):
 
 __all__ = ["LEARNER_ID", "LearnerVectorEnv", "SELF_PLAY_ID", "SelfPlayVectorEnv"]
 
-#: Gymnasium ids (``gymnasium.make_vec(id, num_envs=..., ...)``; :mod:`c8env.envs.registration`, which ``import c8env``
-#: runs). Their ``-v0`` are the same classes with ``max_steps`` 100,000 by default.
-LEARNER_ID, SELF_PLAY_ID = "c8env/LearnerVector-v1", "c8env/SelfPlayVector-v1"
+#: Gymnasium ids of the newest version (``gymnasium.make_vec(id, num_envs=..., ...)``; :mod:`c8env.envs.registration`,
+#: which ``import c8env`` runs). Their ``-v1`` and ``-v0`` keep what they were released with (:mod:`c8env.versions`).
+LEARNER_ID, SELF_PLAY_ID = f"c8env/LearnerVector-v{LATEST.number}", f"c8env/SelfPlayVector-v{LATEST.number}"
 register_gymnasium()  # done already unless something took the import hook away; registers nothing twice

@@ -2,8 +2,8 @@
 
 PettingZoo's wrappers forward every attribute through ``__getattr__``, one level per
 wrapper; in the standard random loop that costs more than the game itself. The fast
-subclasses here read the AEC attributes straight from the unwrapped env and otherwise
-behave as PettingZoo's (``OrderEnforcingWrapper`` still refuses reads before
+subclasses here read the AEC attributes and the spaces straight from the unwrapped env and
+otherwise behave as PettingZoo's (``OrderEnforcingWrapper`` still refuses reads before
 ``reset``). They rely on the wrappers' internals, hence the upper bound on
 ``pettingzoo`` in ``pyproject.toml``; ``wrap(env, fast=False)`` uses PettingZoo's
 wrappers unchanged, and the tests run PettingZoo's ``api_test`` on both.
@@ -46,7 +46,16 @@ def _fast_wrapper(base: type, order_enforcing: bool = False) -> type:
         base.__init__(self, inner, *args, **kwargs)
         self._base_env = inner.unwrapped
 
-    attrs: dict[str, Any] = {"__init__": __init__, "__doc__": base.__doc__}
+    def action_space(self: Any, agent: Any) -> Any:
+        """The unwrapped env's ``action_space(agent)``, read directly (no wrapper changes it)."""
+        return self._base_env.action_space(agent)
+
+    def observation_space(self: Any, agent: Any) -> Any:
+        """The unwrapped env's ``observation_space(agent)``, read directly (no wrapper changes it)."""
+        return self._base_env.observation_space(agent)
+
+    attrs: dict[str, Any] = {"__init__": __init__, "__doc__": base.__doc__, "action_space": action_space,
+                             "observation_space": observation_space}
     for name in _AEC_ATTRIBUTES:
         attrs[name] = _direct(name, order_enforcing and name in _GUARDED_BEFORE_RESET)
     if order_enforcing:

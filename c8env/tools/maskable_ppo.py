@@ -32,10 +32,11 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvStepReturn
 
 from c8env.actions import NUM_ACTIONS
-from c8env.agents.policy import OBS_SIZES, save_policy
+from c8env.agents.policy import save_policy
 from c8env.envs.spaces import vector_space
 from c8env.observation import DRAW_RECORD_SIZE, OBS_LAYOUT, OBS_SIZE
 from c8env.rules import load_rules
+from c8env.versions import OBS_SIZES
 
 if TYPE_CHECKING:
     from c8env.envs.vector_envs import LearnerVectorEnv
@@ -59,7 +60,7 @@ def obs_scale() -> np.ndarray:
 
 class ScaledObservation(BaseFeaturesExtractor):
     """Features = the observation's first ``inputs`` entries (all of them, or as many as an earlier vector had,
-    ``EARLIER_OBS_SIZES``) times :func:`obs_scale` (no learned parameters). Inputs past the observation
+    ``c8env.versions.OBS_SIZES``) times :func:`obs_scale` (no learned parameters). Inputs past the observation
     vector (a space wider than ``OBS_SIZE``, e.g. hidden cards for a critic) follow them, multiplied by
     ``extra_scale``: 0 hides them from the network behind this extractor."""
 

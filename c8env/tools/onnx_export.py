@@ -18,6 +18,7 @@ import numpy as np
 from c8env.actions import NUM_ACTIONS
 from c8env.agents.onnx_policy import META_KEY, ONNX_INSTALL, MissingExtraError, OnnxAgent
 from c8env.observation import OBS_SIZE
+from c8env.versions import OBS_SIZES
 
 
 def _logits_module(model: Any) -> Any:
@@ -40,13 +41,26 @@ def _logits_module(model: Any) -> Any:
                      f"{type(model).__name__}")
 
 
+def _input_width(module: Any) -> int:
+    """The observation entries a module reads: an SB3 policy's space, else the first ``Linear`` layer's inputs when
+    they are an env version's observation size, else the newest version's."""
+    import torch
+
+    space = getattr(getattr(module, "policy", None), "observation_space", None)
+    if space is not None:
+        return int(space.shape[0])
+    first = next((layer for layer in module.modules() if isinstance(layer, torch.nn.Linear)), None)
+    return first.in_features if first is not None and first.in_features in OBS_SIZES else OBS_SIZE
+
+
 def export_onnx(model: Any, path: str | Path, metadata: Mapping[str, Any] | None = None, *,
                 dynamo: bool = True) -> Path:
     """Write ``model`` as an ONNX policy file that :class:`OnnxAgent` plays; returns the path.
 
     ``model``: a torch module mapping observations float32[batch, 401] to logits float32[batch, 60], or a
     Stable-Baselines3 model or policy with a ``Box(401)`` observation space (its actor's logits; DQN: its
-    Q-values). The file has input ``observation`` and output ``logits``, a dynamic batch axis, and ``metadata``
+    Q-values); 245 in place of 401 for a model of env version 0 or 1 (an SB3 model's space, or a module's first
+    ``Linear`` layer, says which). The file has input ``observation`` and output ``logits``, a dynamic batch axis, and ``metadata``
     (JSON) under the property ``c8env``. ``dynamo``: torch's ``torch.export`` exporter (needs onnxscript), else
     the older TorchScript one. The written file is checked: onnxruntime's scores on a random batch equal the
     module's (float tolerance)."""
@@ -62,7 +76,8 @@ def export_onnx(model: Any, path: str | Path, metadata: Mapping[str, Any] | None
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.tmp.onnx")
     device = next(module.parameters(), torch.empty(0)).device
-    example = (torch.rand(8, OBS_SIZE, generator=torch.Generator().manual_seed(0)) * 3).to(device)
+    width = _input_width(module)
+    example = (torch.rand(8, width, generator=torch.Generator().manual_seed(0)) * 3).to(device)
     quiet = logging.getLogger("torch.onnx")  # "torchvision is not installed" and the like
     level, was_training = quiet.level, module.training
     quiet.setLevel(logging.ERROR)
@@ -72,7 +87,7 @@ def export_onnx(model: Any, path: str | Path, metadata: Mapping[str, Any] | None
             expected = module(example)
         if not isinstance(expected, torch.Tensor) or tuple(expected.shape) != (len(example), NUM_ACTIONS):
             shown = list(expected.shape) if isinstance(expected, torch.Tensor) else type(expected).__name__
-            raise ValueError(f"export_onnx: the module maps float32[8, {OBS_SIZE}] to {shown}; expected a tensor "
+            raise ValueError(f"export_onnx: the module maps float32[8, {width}] to {shown}; expected a tensor "
                              f"[8, {NUM_ACTIONS}] of logits (wrap it in a module returning just those)")
         options: dict[str, Any] = (
             {"dynamic_shapes": ({0: torch.export.Dim("batch")},), "external_data": False} if dynamo

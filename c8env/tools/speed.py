@@ -4,9 +4,10 @@
 benchmark protocols: :mod:`c8env.tools.evaluation`.)
 
 ``python -m c8env.tools.speed env`` runs PettingZoo's standard random loop (``agent_iter``,
-``last``, ``action_space(agent).sample(mask)``, ``step``) on ``c8env.env(num_players=2)``
-and, when installed, on Shimmy's OpenSpiel crazy_eights and PettingZoo's
-``connect_four_v3``, in the same run.
+``last``, ``action_space(agent).sample(mask)``, ``step``) on ``c8env.env(num_players=2)`` (the newest
+version), a no-op env under PettingZoo's wrappers and, when installed, Shimmy's OpenSpiel crazy_eights
+and PettingZoo's ``connect_four_v3``: runs interleaved in one process, rates per second of this
+process's CPU time, with the load average.
 
 ``python -m c8env.tools.speed expert`` times the expert's decisions against greedy; with
 ``--baseline SPEC`` it times ``--spec`` and the baseline on the same positions and prints
@@ -24,11 +25,21 @@ C++ random loop; then B = 1024, 2 players, with observations, on one thread and 
 (2: both cores of the development machine) beside OpenSpiel's C++ loop, runs interleaved, with
 the load average (other processes on the cores hold the threads back).
 
+``python -m c8env.tools.speed jax`` times the JAX env (:mod:`c8env.jax`, the ``jax`` extra): ``jit(vmap(step))``
+with observations, under masked-random play inside the same jitted ``lax.scan`` (with ``auto_reset``), at B =
+1,024 to 65,536 on the JAX device there is, beside the batched engine (numba) at the same B on one thread and on
+all the machine's cores, in the same run (docs/jax.md quotes it).
+
 ``python -m c8env.tools.speed engine`` measures engine decisions per second for random
 play as an outside Python loop drives it (``state.legal_actions()``,
-``random.Random.choice``, ``state.apply``), median of 5 runs, and, when the
-``bench`` extra is installed, OpenSpiel's C++ crazy_eights driven by the same
-kind of loop in the same process.
+``random.Random.choice``, ``state.apply``), and, when the ``speed`` extra is installed,
+OpenSpiel's C++ crazy_eights driven by the same kind of loop: runs interleaved in one
+process, median of 5, rates per second of this process's CPU time, with the load average.
+
+The engine and env rates count the process's CPU time (``time.process_time``), not the wall
+clock: on a machine whose cores other work shares, a run's wall time depends on how long the
+other processes held the core, its CPU time much less; both sides of a comparison are
+measured alike, runs interleaved, so a change in the machine's speed hits them alike.
 """
 
 from __future__ import annotations
@@ -49,27 +60,37 @@ import numpy as np
 from c8env.engine import State
 from c8env.episode import play_hand
 from c8env.observation import OBS_SIZE
+from c8env.rules import load_rules
 from c8env.tools.argcheck import Parser, int_at_least
 
 RUNS = 5
 
 
-def engine_decisions(num_players: int, decisions: int, seed: int) -> float:
-    """Decisions per second of c8env's engine under uniformly random play (new hands dealt as needed)."""
+def load_average() -> str:
+    """The load average (1, 5, 15 min) as text."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def engine_decisions(num_players: int, decisions: int, seed: int,
+                     clock: Callable[[], float] = time.perf_counter) -> float:
+    """Decisions per second (of ``clock``) of c8env's engine under uniformly random play (new hands dealt as needed;
+    the rules loaded once, as OpenSpiel's loop loads its game once)."""
+    rules = load_rules("standard")
     rng = random.Random(seed)
     deal = seed * 1_000_003
-    state = State.new(num_players, "standard", seed=deal)
-    start = time.perf_counter()
+    state = State.new(num_players, rules, seed=deal)
+    start = clock()
     for _ in range(decisions):
         if state.hand_over:
             deal += 1
-            state = State.new(num_players, "standard", seed=deal)
+            state = State.new(num_players, rules, seed=deal)
         state.apply(rng.choice(state.legal_actions()))
-    return decisions / (time.perf_counter() - start)
+    return decisions / (clock() - start)
 
 
-def openspiel_decisions(num_players: int, decisions: int, seed: int) -> float | None:
-    """Decisions per second of OpenSpiel's crazy_eights with the same loop; None if not installed."""
+def openspiel_decisions(num_players: int, decisions: int, seed: int,
+                        clock: Callable[[], float] = time.perf_counter) -> float | None:
+    """Decisions per second (of ``clock``) of OpenSpiel's crazy_eights with the same loop; None if not installed."""
     try:
         import pyspiel
     except ImportError:
@@ -78,7 +99,7 @@ def openspiel_decisions(num_players: int, decisions: int, seed: int) -> float | 
     rng = random.Random(seed)
     state = game.new_initial_state()
     done = 0
-    start = time.perf_counter()
+    start = clock()
     while done < decisions:
         if state.is_terminal():
             state = game.new_initial_state()
@@ -88,15 +109,17 @@ def openspiel_decisions(num_players: int, decisions: int, seed: int) -> float | 
         else:
             state.apply_action(rng.choice(state.legal_actions()))
             done += 1
-    return decisions / (time.perf_counter() - start)
+    return decisions / (clock() - start)
 
 
-def aec_steps(make_env: Callable[[], object], steps: int, seed: int) -> float:
-    """Steps per second of PettingZoo's standard random loop on an AEC env (episodes reset as needed)."""
+def aec_steps(make_env: Callable[[], object], steps: int, seed: int,
+              clock: Callable[[], float] = time.perf_counter) -> float:
+    """Steps per second (of ``clock``) of PettingZoo's standard random loop on an AEC env (episodes reset as
+    needed)."""
     env = make_env()
     env.reset(seed=seed)
     done = 0
-    start = time.perf_counter()
+    start = clock()
     while done < steps:
         for agent in env.agent_iter():
             obs, reward, termination, truncation, info = env.last()
@@ -108,7 +131,7 @@ def aec_steps(make_env: Callable[[], object], steps: int, seed: int) -> float:
             env.step(action)
             done += 1
         env.reset()
-    return done / (time.perf_counter() - start)
+    return done / (clock() - start)
 
 
 def _noop_env() -> object:
@@ -167,11 +190,18 @@ def _noop_env() -> object:
     return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
 
 
+def _c8env_row() -> str:
+    """The name of c8env's row in the env benchmark: the newest version, which ``c8env.env`` gives."""
+    from c8env.versions import LATEST
+
+    return f"c8env {LATEST.name}"
+
+
 def _env_makers() -> dict[str, Callable[[], object] | None]:
     import c8env
 
     makers: dict[str, Callable[[], object] | None] = {
-        "c8env crazy_eights_v1": lambda: c8env.env(num_players=2),
+        _c8env_row(): lambda: c8env.env(num_players=2),
         "no-op env, PettingZoo wrappers": _noop_env,
     }
     try:
@@ -191,18 +221,28 @@ def _env_makers() -> dict[str, Callable[[], object] | None]:
     return makers
 
 
-def bench_env(steps: int) -> None:
-    print(f"env: PettingZoo random loop, 2 players, steps/s, median of {RUNS} runs of {steps:,} steps")
-    rates: dict[str, float | None] = {}
-    for name, make in _env_makers().items():
-        rates[name] = None if make is None else statistics.median(aec_steps(make, steps, run) for run in range(RUNS))
-    ours = rates["c8env crazy_eights_v1"]
-    print(f"{'env':<32} | {'steps/s':>10} | c8env is")
-    for name, rate in rates.items():
-        if rate is None:
-            print(f"{name:<32} | {'(not installed: pip install -e .[bench])':>10}")
-        else:
-            print(f"{name:<32} | {rate:10,.0f} | {ours / rate:.2f}x")
+def bench_env(steps: int, runs: int = RUNS) -> None:
+    """PettingZoo's random loop on c8env and each comparison, runs interleaved (c8env's rate over each comparison's:
+    the ratio of the medians, and the per-run ratios' range)."""
+    makers = _env_makers()
+    before = load_average()
+    rates: dict[str, list[float]] = {name: [] for name, make in makers.items() if make is not None}
+    for name in rates:  # a first pass untimed: imports and first calls
+        aec_steps(makers[name], 1_000, runs)
+    for run in range(runs):
+        for name in rates:
+            rates[name].append(aec_steps(makers[name], steps, run, time.process_time))
+    print(f"env: PettingZoo random loop, 2 players, steps per CPU second, median of {runs} interleaved runs of "
+          f"~{steps:,} steps; load average (1, 5, 15 min) {before} before, {load_average()} after")
+    ours = rates[_c8env_row()]
+    print(f"{'env':<32} | {'steps/s':>10} | c8env is | per run")
+    for name in makers:
+        if name not in rates:
+            print(f"{name:<32} | (not installed: pip install -e .[speed])")
+            continue
+        ratios = [a / b for a, b in zip(ours, rates[name], strict=True)]
+        print(f"{name:<32} | {statistics.median(rates[name]):10,.0f} | "
+              f"{statistics.median(ours) / statistics.median(rates[name]):7.2f}x | {min(ratios):.2f}-{max(ratios):.2f}x")
 
 
 def bench_expert(hands: int, spec: str = "expert") -> None:
@@ -284,15 +324,29 @@ def median_rate(measure: Callable[[int, int, int], float | None], num_players: i
     return None if rates[0] is None else statistics.median(rates)
 
 
-def bench_engine(decisions: int) -> None:
-    print(f"engine: random play, standard rules, decisions/s, median of {RUNS} runs of {decisions:,} decisions")
-    print(f"{'players':>7} | {'c8env':>12} | {'OpenSpiel':>12} | ratio")
-    for num_players in (2, 4):
-        ours = median_rate(engine_decisions, num_players, decisions)
-        theirs = median_rate(openspiel_decisions, num_players, decisions)
-        other = f"{theirs:12,.0f}" if theirs else f"{'(not installed)':>12}"
-        ratio = f"{ours / theirs:.2f}x" if theirs else "-"
-        print(f"{num_players:>7} | {ours:12,.0f} | {other} | {ratio}")
+def bench_engine(decisions: int, runs: int = RUNS) -> None:
+    """c8env's engine and OpenSpiel's crazy_eights under the same Python random loop, runs interleaved (the ratio of
+    the medians, and the per-run ratios' range)."""
+    before = load_average()
+    ours: dict[int, list[float]] = {2: [], 4: []}
+    theirs: dict[int, list[float | None]] = {2: [], 4: []}
+    for run in range(runs):
+        for num_players in ours:
+            ours[num_players].append(engine_decisions(num_players, decisions, run, time.process_time))
+            theirs[num_players].append(openspiel_decisions(num_players, decisions, run, time.process_time))
+    print(f"engine: random play, standard rules, decisions per CPU second, median of {runs} interleaved runs of "
+          f"{decisions:,} decisions; load average (1, 5, 15 min) {before} before, {load_average()} after")
+    print(f"{'players':>7} | {'c8env':>12} | {'OpenSpiel':>12} | ratio | per run")
+    for num_players, rates in ours.items():
+        ours_rate = statistics.median(rates)
+        other = theirs[num_players]
+        if other[0] is None:
+            print(f"{num_players:>7} | {ours_rate:12,.0f} | (OpenSpiel not installed: pip install -e .[speed])")
+            continue
+        ratios = [a / b for a, b in zip(rates, other, strict=True)]  # type: ignore[operator]
+        theirs_rate = statistics.median(other)  # type: ignore[type-var]
+        print(f"{num_players:>7} | {ours_rate:12,.0f} | {theirs_rate:12,.0f} | {ours_rate / theirs_rate:4.2f}x | "
+              f"{min(ratios):.2f}-{max(ratios):.2f}x")
 
 
 def vector_steps(num_players: int, batch: int, steps: int, seed: int, observations: bool = True,
@@ -388,6 +442,59 @@ def bench_vector(steps: int, threads: int = 1) -> None:
     bench_threads(steps, threads)
 
 
+def jax_steps(batch: int, scan: int, runs: int) -> tuple[float, float]:
+    """Game steps per second of ``jit(vmap(step))`` in the JAX env (2 players, standard rules, observations on):
+    ``scan`` moves per call of a jitted ``lax.scan`` that draws masked-random actions and steps every game (a
+    finished hand dealt again at once, :func:`c8env.jax.auto_reset`); the median of ``runs`` timed calls after
+    one that compiles, and the compile time."""
+    import jax
+
+    import c8env.jax as cj
+    from c8env.jax import agents
+
+    env = cj.env(2, "standard")
+    step = jax.vmap(cj.auto_reset(env.step, env.init))
+    choose = jax.vmap(agents.random_action)
+
+    def move(state: Any, key: jax.Array) -> tuple[Any, None]:
+        act_key, step_key = jax.random.split(key)
+        actions = choose(jax.random.split(act_key, batch), state.legal_action_mask)
+        return step(state, actions, jax.random.split(step_key, batch)), None
+
+    rollout = jax.jit(lambda state, key: jax.lax.scan(move, state, jax.random.split(key, scan))[0])
+    state = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(0), batch))
+    start = time.perf_counter()
+    state = jax.block_until_ready(rollout(state, jax.random.PRNGKey(1)))
+    compile_s = time.perf_counter() - start
+    rates = []
+    for run in range(runs):
+        start = time.perf_counter()
+        state = jax.block_until_ready(rollout(state, jax.random.PRNGKey(2 + run)))
+        rates.append(batch * scan / (time.perf_counter() - start))
+    return statistics.median(rates), compile_s
+
+
+def bench_jax(batches: list[int], scan: int, runs: int = 3) -> None:
+    """The JAX env's steps/s at each B beside the batched engine's on 1 thread and on every core."""
+    import jax
+
+    from c8env.vector import COMPILED
+
+    cores = os.cpu_count() or 1
+    vector_steps(2, 2, 2, 0)  # the kernels compiled (or loaded from the cache) before timing
+    device = jax.devices()[0]
+    print(f"jax: jit(vmap(step)) with observations, masked-random play, 2 players, standard rules, game steps/s, "
+          f"median of {runs} calls of {scan} moves; JAX {jax.__version__} on {device.platform} ({device.device_kind}); "
+          f"the batched engine (numba {'on' if COMPILED else 'OFF'}) on 1 thread and on {cores}")
+    print(f"{'batch':>6} | {'JAX':>10} | {'compile s':>9} | {'numba 1 thread':>14} | {f'numba {cores} threads':>15}")
+    for batch in batches:
+        ours, compile_s = jax_steps(batch, scan, runs)
+        steps = batch * scan
+        one = statistics.median(vector_steps(2, batch, steps, run) for run in range(runs))
+        every = statistics.median(vector_steps(2, batch, steps, run, threads=cores) for run in range(runs))
+        print(f"{batch:>6,} | {ours:10,.0f} | {compile_s:9.1f} | {one:14,.0f} | {every:15,.0f}")
+
+
 def eval_command_seconds(engine: str, deals: int, cache_dir: str | None = None) -> tuple[float, float]:
     """Wall time and CPU time (its processes', user + system) of ``c8env eval greedy random --deals N --engine E``
     as a new process; ``cache_dir``: numba's cache folder (an empty one: the kernels are compiled)."""
@@ -435,7 +542,8 @@ def bench_eval(deals: int) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser (the README's commands are checked against it)."""
     parser = Parser(prog="c8env speed", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["engine", "env", "eval", "expert", "vector", "all"], help="what to benchmark")
+    parser.add_argument("what", choices=["engine", "env", "eval", "expert", "vector", "jax", "all"],
+                        help="what to benchmark (jax: the jax extra; not part of all)")
     parser.add_argument("--hands", type=int_at_least(1), default=50, help="hands for the expert timing")
     parser.add_argument("--spec", default="expert", help="search agent spec for the expert timing")
     parser.add_argument("--baseline", default=None,
@@ -447,6 +555,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int_at_least(1), default=1,
                         help="threads of the batched engine timed beside one thread (vector; 2: both cores here)")
     parser.add_argument("--deals", type=int_at_least(1), default=10_000, help="deals of the eval timing")
+    parser.add_argument("--jax-batches", type=int_at_least(1), nargs="+", default=[1024, 4096, 16384, 65536],
+                        help="batch sizes of the jax timing")
+    parser.add_argument("--jax-scan", type=int_at_least(1), default=8, help="moves per timed call of the jax timing")
     return parser
 
 
@@ -468,6 +579,12 @@ def main(argv: list[str] | None = None) -> None:
         bench_env(args.steps)
     if args.what in ("vector", "all"):
         bench_vector(args.vector_steps, args.threads)
+    if args.what == "jax":
+        try:
+            import jax  # noqa: F401
+        except ImportError:
+            parser.error("c8env speed jax needs JAX: pip install c8env[jax]")
+        bench_jax(args.jax_batches, args.jax_scan)
     if args.what in ("eval", "all"):
         bench_eval(args.deals)
     if args.what in ("expert", "all"):

@@ -46,11 +46,7 @@ generators re-implemented for the kernels) and :mod:`c8env.vector.jit` (optional
 
 from __future__ import annotations
 
-from c8env.deprecation import moved_names
 from c8env.vector.games import VectorGames, derive_seeds, rule_table
 from c8env.vector.jit import COMPILED
-
-#: Names that moved to the agents layer in c8env 0.2 (still served here, with a DeprecationWarning).
-__getattr__ = moved_names("c8env.vector", dict.fromkeys(("EXTERNAL", "GREEDY", "RandomAgents"), "c8env.agents.batched"))
 
 __all__ = ["COMPILED", "VectorGames", "derive_seeds", "rule_table"]

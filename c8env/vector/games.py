@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -12,7 +11,6 @@ import numpy as np
 
 from c8env.actions import NUM_ACTIONS, action_text
 from c8env.cards import NUM_CARDS, RANKS, SUITS, card_text
-from c8env.deprecation import warn_moved
 from c8env.engine import (
     ANY_SUIT,
     PHASE_NAMES,
@@ -384,22 +382,6 @@ class VectorGames:
     def end_reason(self, b: int) -> str | None:
         """Why game ``b``'s hand ended (``out``, ``blocked``, ``stop``, ``stock``), or None while it runs."""
         return kernels.END_REASONS[int(self.games.end_reason[self._game(b)])]
-
-    # ----- moved to c8env.agents.batched in c8env 0.2 (they warn; removed in 0.3) ---------------------------
-    def greedy_actions(self) -> np.ndarray:
-        """Deprecated: :func:`c8env.agents.batched.greedy_actions` (``games``)."""
-        return _moved("greedy_actions")(self)
-
-    def autoplay(self, seat_agents: np.ndarray, randoms: Sequence[Any] = (),
-                 active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Deprecated: :func:`c8env.agents.batched.autoplay` (``games, seat_agents, randoms, active``)."""
-        return _moved("autoplay")(self, seat_agents, randoms, active)
-
-
-def _moved(name: str) -> Callable[..., Any]:
-    """A VectorGames method that became a function of the agents layer (warns where it is called)."""
-    warn_moved(f"VectorGames.{name}()", f"c8env.agents.batched.{name}(games, ...)")
-    return getattr(importlib.import_module("c8env.agents.batched"), name)
 
 
 __all__ = ["VectorGames", "check_ids", "check_seeds", "check_slots", "derive_seeds", "rule_table"]

@@ -5,7 +5,7 @@ server's own is a 500 JSON error without its traceback):
 
 =======  ==================================  =================================================================
 GET      /                                   the page (``static/index.html``)
-GET      /api/options                        presets, agent specs, player counts, limits
+GET      /api/options                        presets, agent specs, player counts, limits (``caps``: each budget's)
 GET      /api/status                         games held, games dropped as idle, uploads held (for soak tests)
 POST     /api/games                          new game ``{rules, players, seat, episode, agents, seed?}`` -> view
 GET      /api/games/{id}                     the human seat's view
@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from c8env.agents import available
+from c8env.agents import OPTIONS, available
 from c8env.rules import preset_names
 from c8env.tools.replay import MAX_REPLAY_BYTES, play_replay
 from c8env.web.games import MAX_EXPERT_SIMULATIONS, MAX_EXPERT_TIME_MS, Game, GameError, GameManager
@@ -229,6 +229,8 @@ def create_app(manager: GameManager | None = None) -> FastAPI:
     def options() -> dict[str, Any]:
         return {"presets": preset_names(), "agents": available(), "players": [2, 7], "episodes": ["hand", "match"],
                 "max_expert_simulations": MAX_EXPERT_SIMULATIONS, "max_expert_time_ms": MAX_EXPERT_TIME_MS,
+                "caps": {name: {key: option.cap for key, option in table.items() if option.kind == "budget"}
+                         for name, table in OPTIONS.items()},
                 "max_upload_bytes": games.max_upload_bytes, "idle_seconds": games.idle_seconds}
 
     @app.get("/api/status")

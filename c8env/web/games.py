@@ -18,16 +18,26 @@ from pathlib import Path
 from typing import Any
 
 from c8env.actions import NUM_ACTIONS
-from c8env.agents import Agent, PolicyAgent, available, load, observation_for, parse_options, shipped_policies
+from c8env.agents import (
+    OPTIONS,
+    Agent,
+    PolicyAgent,
+    available,
+    load,
+    observation_for,
+    parse_options,
+    shipped_policies,
+)
 from c8env.engine import IllegalActionError, State
 from c8env.episode import MAX_HAND_STEPS
 from c8env.rules import preset_names
 from c8env.tools.replay import build_replay, move_event
 from c8env.web.seat_view import table_view
 
-#: Budget limits of ``expert`` opponents on the server (one agent move holds its game's lock).
-MAX_EXPERT_SIMULATIONS = 2000
-MAX_EXPERT_TIME_MS = 5000.0
+#: Budget limits of ``expert`` opponents on the server (one agent move holds its game's lock): the caps of
+#: :data:`c8env.agents.OPTIONS`, which :meth:`GameManager.agent` applies to every budget option.
+MAX_EXPERT_SIMULATIONS = int(OPTIONS["expert"]["simulations"].cap or 0)
+MAX_EXPERT_TIME_MS = float(OPTIONS["expert"]["time_ms"].cap or 0)
 UPLOAD_PREFIX = "upload:"
 #: Moves of the current hand sent with each view (the latest; ``log_start`` says where they begin).
 LOG_LIMIT = 200
@@ -219,9 +229,9 @@ class GameManager:
             self.games.pop(game_id, None)
 
     def agent(self, spec: Any, rules: str, num_players: int, seed: int) -> tuple[Agent, str]:
-        """An agent from a spec the server allows: a name of ``available()``, ``expert:...`` within its
-        budget limits (its ``policy`` a shipped one), or ``upload:ID`` of an uploaded policy (no paths on the
-        server's disk)."""
+        """An agent from a spec the server allows, and its label: a name of ``available()``, ``upload:ID`` of an
+        uploaded policy, or ``expert:...`` whose options pass :meth:`check_options` (no paths of the server's disk,
+        every budget within its cap)."""
         if not isinstance(spec, str) or not spec:
             raise GameError(400, f"agent spec {str(spec)[:60]!r} is invalid; allowed: {', '.join(available())} "
                                  "or upload:ID")
@@ -238,18 +248,45 @@ class GameManager:
             options = parse_options(name, option_text)
         except ValueError as err:
             raise GameError(400, f"agent spec {spec[:100]!r}: {err}") from None
-        limits = {"simulations": MAX_EXPERT_SIMULATIONS, "time_ms": MAX_EXPERT_TIME_MS}
-        for key, limit in limits.items():
-            if key in options and not options[key] <= limit:
-                raise GameError(400, f"agent spec {spec[:100]!r}: {key} must be in 1..{limit:g} on this server")
-        if "policy" in options and options["policy"] not in shipped_policies():
-            raise GameError(400, f"agent spec {spec[:100]!r}: policy={options['policy'][:60]!r} is not allowed on this "
-                                 f"server; allowed: a shipped policy ({', '.join(shipped_policies())})")
+        uploads = self.check_options(name, options, spec)
         try:
-            agent = load(spec, rules=rules, num_players=num_players, seed=seed)
+            agent = load(spec, rules=rules, num_players=num_players, seed=seed,
+                         policies={key: path for key, (path, _) in uploads.items()})
         except ValueError as err:
-            raise GameError(400, str(err)[:500]) from None
-        return agent, spec
+            message = str(err).replace(str(self.upload_dir), "<uploads>")
+            if not message.startswith("agent spec"):
+                message = f"agent spec {spec[:100]!r}: {message}"
+            raise GameError(400, message[:500]) from None
+        label = spec
+        for key, (_, filename) in uploads.items():
+            label = label.replace(key, f"{UPLOAD_PREFIX}{filename}")
+        return agent, label
+
+    def check_options(self, name: str, options: Mapping[str, Any], spec: str) -> dict[str, tuple[Path, str]]:
+        """Refuse (``GameError`` 400, one line naming the option) an option of ``spec`` that the server does not
+        allow, by its kind in :data:`c8env.agents.OPTIONS`: a policy option that is neither one of its words, a
+        shipped policy nor ``upload:ID`` of an uploaded one (no file is opened), a budget past its cap. Returns the
+        uploads named: ``upload:ID`` -> (its path, its file name)."""
+        uploads: dict[str, tuple[Path, str]] = {}
+        for key, value in options.items():
+            option = OPTIONS[name][key]
+            if option.kind == "policy" and value not in option.words and value not in shipped_policies():
+                upload = self.uploads.get(value[len(UPLOAD_PREFIX):]) if value.startswith(UPLOAD_PREFIX) else None
+                if upload is None:
+                    why = ("names no uploaded policy (upload it first)" if value.startswith(UPLOAD_PREFIX)
+                           else "is not allowed on this server (no file of its disk is opened)")
+                    allowed = "".join(f"{word!r}, " for word in option.words)
+                    raise GameError(400, f"agent spec {spec[:100]!r}: option {key}={value[:60]!r} {why}; allowed: "
+                                         f"{allowed}a shipped policy ({', '.join(shipped_policies())}) or upload:ID "
+                                         "of an uploaded policy")
+                uploads[value] = upload
+            elif option.kind == "budget" and not value <= (option.cap or 0):
+                raise GameError(400, f"agent spec {spec[:100]!r}: option {key}={value!r:.60} is past this server's "
+                                     f"cap; allowed: {option.allowed}, at most {option.cap:g}")
+            elif option.kind not in ("policy", "budget", "setting"):  # a kind this server does not know: refused
+                raise GameError(400, f"agent spec {spec[:100]!r}: option {key} (of kind {option.kind!r}) is not "
+                                     "allowed on this server")
+        return uploads
 
     def create(self, rules: Any = "standard", players: Any = 2, seat: Any = 0, episode: Any = "hand",
                agents: Any = ("greedy",), seed: Any = None) -> Game:

@@ -270,6 +270,26 @@ def test_expert_returns_the_only_legal_action_without_searching(monkeypatch):
     assert expert.act(obs) == DRAW
 
 
+@pytest.mark.parametrize("preset", ["standard", "countdown"])
+def test_expert_plays_the_later_hands_of_a_match(preset):
+    """An observation does not tell how many hands were played: the expert's position counts the fewest that give
+    its scores and counts (with none, ``State.from_dict`` refused the scores of a later hand as unreachable)."""
+    env = c8env.raw_env(num_players=2, rules=preset, episode="match")
+    env.reset(seed=2)
+    expert, greedy = load("expert:simulations=4", rules=preset, num_players=2, seed=0), load("greedy", rules=preset)
+    later = 0
+    for name in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated or later == 20:
+            break
+        game = env.unwrapped.game
+        later += game.hands_played > 0 and name == "player_0"
+        action = (expert if name == "player_0" else greedy).act(obs)
+        assert obs["action_mask"][action]
+        env.step(action)
+    assert later == 20 and (any(game.scores) or min(game.countdown) < 8)
+
+
 @pytest.mark.parametrize("compiled", [False, True])
 def test_expert_keeps_the_mean_results_of_its_last_search(compiled):
     """``last_search``: the searched candidates and their mean rollout results, the played move the best of

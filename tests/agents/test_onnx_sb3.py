@@ -162,7 +162,8 @@ def _raw_export(module: torch.nn.Module, path: Path, width: int) -> Path:
 @pytest.mark.parametrize("case, expected", [
     ("missing", "no such .onnx file"),
     ("garbage", "is not a readable ONNX model"),
-    ("input", r"its input 'x' is tensor\(float\) \['batch', 100\]; expected float32\[batch, 401\]"),
+    ("input", r"takes observations of 100 entries; c8env's observations have 401 or 245 entries \(v0 245, v1 245, "
+              r"v2 401\)"),
     ("output", r"gives float32 \[2, 10\] for a batch of 2; expected float32\[batch, 60\]"),
 ])
 def test_bad_onnx_files_are_refused_in_one_line_naming_the_file(tmp_path, case: str, expected: str) -> None:

@@ -21,18 +21,21 @@ from c8env.episode import MAX_HAND_STEPS, play_hand
 from c8env.observation import OBS_SIZE, StateObservation
 from c8env.rules import RuleSet, load_rules
 from c8env.vector import COMPILED, kernels, rule_table
+from tests.vector.custom_rules import generated_games
 
 pytestmark = pytest.mark.skipif(not COMPILED, reason="numba is not installed or is disabled")
 
 
-def _searched_decisions_agree(rules: RuleSet, n: int, hands: int, simulations: int, **options: Any) -> int:
-    """Play ``hands`` hands, the searcher (compiled and Python loops side by side) in seat ``hand % n`` against
-    greedy; assert the same decision at every turn and the same generator state after each hand. Returns how
-    many decisions had a choice."""
+def _searched_decisions_agree(rules: RuleSet, n: int, hands: int, simulations: int, match: bool = False,
+                              **options: Any) -> int:
+    """Play ``hands`` hands (fresh deals, or with ``match`` the hands of one match, while it goes on), the searcher
+    (compiled and Python loops side by side) in seat ``hand % n`` against greedy; assert the same decision at every
+    turn and the same generator state after each hand. Returns how many decisions had a choice."""
     searched = 0
+    state = State.new(n, rules, seed=100)
 
     def play(hand: int) -> None:
-        nonlocal searched
+        nonlocal searched, state
         fast = ExpertAgent(rules, n, simulations=simulations, seed=hand, compiled=True, **options)
         slow = ExpertAgent(rules, n, simulations=simulations, seed=hand, compiled=False, **options)
         greedy = load("greedy", rules=rules, num_players=n)
@@ -44,14 +47,26 @@ def _searched_decisions_agree(rules: RuleSet, n: int, hands: int, simulations: i
             if seat != hand % n:
                 return greedy.act(view)
             ours, theirs = fast.act(view), slow.act(view)
-            assert ours == theirs, f"{n} players, hand {hand}: compiled {ours}, python {theirs}"
+            assert ours == theirs, f"{rules.spec()} {n} players, hand {hand}: compiled {ours}, python {theirs}"
+            if slow.last_search is None:
+                assert fast.last_search is None
+            else:  # the same candidates, each with the same mean rollout result
+                assert fast.last_search[0] == slow.last_search[0]
+                assert np.allclose(fast.last_search[1], slow.last_search[1], rtol=1e-12, atol=1e-12), (
+                    f"{rules.spec()} {n} players, hand {hand}: compiled {fast.last_search}, python {slow.last_search}")
             searched += len(state.legal_actions()) > 1
             return ours
 
-        play_hand(State.new(n, rules, seed=100 + hand), choose)
+        if not match:
+            state = State.new(n, rules, seed=100 + hand)
+        elif hand:
+            state.next_hand()
+        play_hand(state, choose)
         assert fast.rng.bit_generator.state == slow.rng.bit_generator.state
 
     for hand in range(hands):
+        if match and hand and (not state.hand_over or state.match_over):
+            break
         play(hand)
     return searched
 
@@ -60,6 +75,14 @@ def _searched_decisions_agree(rules: RuleSet, n: int, hands: int, simulations: i
 def test_compiled_search_decides_as_the_python_loop(index: int) -> None:
     preset = preset_names()[index]
     assert _searched_decisions_agree(load_rules(preset), 2 + index % 6, hands=2, simulations=6) > 0, preset
+
+
+def test_compiled_search_decides_as_the_python_loop_under_custom_rules() -> None:
+    """The custom rule sets of tests/vector/custom_rules.py (every RuleSet field varied), each over the hands of a
+    match (under the countdown, the counts fall and other ranks turn wild): the same decisions."""
+    searched = [_searched_decisions_agree(rules, n, hands=3, simulations=4, match=True)
+                for rules, n, _ in generated_games(48, seed=55)]
+    assert sum(searched) > 0 and searched.count(0) < len(searched) // 4, searched
 
 
 def test_generator_words_round_trip() -> None:

@@ -320,3 +320,21 @@ def test_copy_is_independent() -> None:
             state.apply(action)
         assert state.to_dict() == after_twin
         assert third.to_dict() == before  # and that did not touch the other copy
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_a_finished_countdown_hand_round_trips_to_the_same_observations(players: int) -> None:
+    """The winner's count goes down at the hand's end, its wild cards only at the next deal: a finished position
+    read back from its dict shows every seat what the live one does (the wild rank the hand was played with)."""
+    from c8env.agents import load
+    from c8env.observation import StateObservation, encode_observation
+
+    greedy = load("greedy")
+    for seed in range(12):
+        state = State.new(players, "countdown", seed=seed)
+        while not state.hand_over:
+            state.apply(greedy.act(StateObservation(state, state.current_player)))
+        assert state.winner is not None
+        again = State.from_dict(state.to_dict())
+        for seat in range(players):
+            assert np.array_equal(encode_observation(again, seat), encode_observation(state, seat)), (seed, seat)

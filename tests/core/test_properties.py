@@ -232,3 +232,9 @@ def test_env_resets_refuse_malformed_states_without_change(position: tuple[State
     except DOCUMENTED as err:
         assert str(err)
         assert env.unwrapped.game.to_dict() == before
+        return
+    given, game = State.from_dict(d, rules=state.rules), env.unwrapped.game
+    if single and given.current_player != env.learner_seat:  # the opponents moved up to the learner's turn
+        assert not game.hand_over and game.current_player == env.learner_seat
+    else:  # the env starts at the position given
+        assert game.to_dict() == given.to_dict()

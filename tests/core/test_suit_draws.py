@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from c8env import DRAW, OBS_LAYOUT, State
-from c8env.observation import DRAWS_OBS_SIZE, OBS_SIZE, decode_observation, encode_observation
+from c8env.observation import OBS_SIZE, decode_observation, encode_observation
 from tests.core.rules_helpers import DECLARE_D, c, deal, field
 
 
@@ -55,7 +55,7 @@ def test_the_state_dict_round_trips_and_refuses_bad_records() -> None:
 
 
 def test_the_observation_writes_shares_of_each_opponents_hand_after_the_draws_vector() -> None:
-    assert OBS_LAYOUT["opponent_suit_draws"].start == DRAWS_OBS_SIZE == 353 and OBS_SIZE == 353 + 2 * 24
+    assert OBS_LAYOUT["opponent_suit_draws"].start == 353 and OBS_SIZE == 353 + 2 * 24
     s = deal(hands=[["KS", "2C"], ["3C", "4C", "9D", "TD"], ["6S", "7S"]], discard=["5H"], stock=["JD", "5C"],
              current_player=1, suit_draws=[{}, {}, {"S": 1, "H": 2}], declared=[None, {"suit": "C", "held": 3}, None])
     obs = encode_observation(s, 0)  # seat 1 is seat 0's slot 0, seat 2 its slot 1

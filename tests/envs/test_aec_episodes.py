@@ -278,7 +278,7 @@ def test_max_steps_counts_per_hand_in_a_match():
     assert received == {"player_0": 1.0, "player_1": -1.0}  # hand 1's rewards; the truncation adds 0
 
 
-def test_default_max_steps_is_the_tools_cap_in_v1_and_100000_in_v0():
+def test_default_max_steps_is_the_tools_cap_in_v1_and_v2_and_100000_in_v0():
     from c8env import crazy_eights_v0, crazy_eights_v1
 
     assert c8env.raw_env().max_steps == MAX_HAND_STEPS == DEFAULT_MAX_STEPS == 10_000

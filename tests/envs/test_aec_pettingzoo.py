@@ -77,7 +77,7 @@ def test_rules_as_preset_path_dict_or_ruleset(tmp_path):
 
 def test_metadata():
     for env in (c8env.env(), c8env.raw_env()):
-        assert env.metadata["name"] == "crazy_eights_v1"
+        assert env.metadata["name"] == "crazy_eights_v2"
         assert env.metadata["is_parallelizable"] is False
         assert set(env.metadata["render_modes"]) == {"ansi", "human"}
 

@@ -21,8 +21,8 @@ MESSAGE = r"the deal needs 211 cards \(hands plus the starter\) but decks=2 hold
     lambda: SingleAgentEnv(num_players=7, rules=TOO_BIG),
     lambda: VectorGames(4, 7, TOO_BIG),
     lambda: LearnerGames(4, 7, TOO_BIG),
-    lambda: gymnasium.make_vec("c8env/LearnerVector-v1", num_envs=2, num_players=7, rules=TOO_BIG),
-    lambda: gymnasium.make_vec("c8env/SelfPlayVector-v1", num_envs=2, num_players=7, rules=TOO_BIG),
+    lambda: gymnasium.make_vec("c8env/LearnerVector-v2", num_envs=2, num_players=7, rules=TOO_BIG),
+    lambda: gymnasium.make_vec("c8env/SelfPlayVector-v2", num_envs=2, num_players=7, rules=TOO_BIG),
 ], ids=["env", "raw_env", "SingleAgentEnv", "VectorGames", "LearnerGames", "LearnerVector", "SelfPlayVector"])
 def test_a_deal_that_cannot_fit_is_refused_by_the_constructor(make):
     with pytest.raises(ValueError, match=MESSAGE):

@@ -128,20 +128,22 @@ def test_env_game_is_the_engine_state_and_state_is_pettingzoos() -> None:
 
 
 def test_metadata_module_and_typing_marker() -> None:
-    from c8env import crazy_eights_v0, crazy_eights_v1
+    from c8env import crazy_eights_v0, crazy_eights_v1, crazy_eights_v2
 
-    assert crazy_eights_v1.env is c8env.env and crazy_eights_v1.raw_env is c8env.raw_env
-    assert issubclass(crazy_eights_v0.raw_env, c8env.raw_env)
+    assert crazy_eights_v2.env is c8env.env and crazy_eights_v2.raw_env is c8env.raw_env
+    assert issubclass(crazy_eights_v0.raw_env, c8env.raw_env) and issubclass(crazy_eights_v1.raw_env, c8env.raw_env)
     assert c8env.raw_env.metadata["render_fps"] > 0 and SingleAgentEnv.metadata["render_fps"] > 0
-    assert c8env.raw_env.metadata["name"] == "crazy_eights_v1"
-    assert crazy_eights_v0.raw_env.metadata["name"] == crazy_eights_v0.env().metadata["name"] == "crazy_eights_v0"
+    assert c8env.raw_env.metadata["name"] == "crazy_eights_v2"
+    for module in (crazy_eights_v0, crazy_eights_v1):
+        name = module.__name__.rsplit(".", 1)[1]
+        assert module.raw_env.metadata["name"] == module.env().metadata["name"] == name
     assert (ROOT / "c8env" / "py.typed").is_file()
 
 
 def test_gymnasium_make_in_a_fresh_process() -> None:
     script = (
         "import gymnasium, c8env.envs.single_agent\n"
-        "env = gymnasium.make('c8env/SingleAgent-v1', num_players=3, opponents='greedy')\n"
+        "env = gymnasium.make('c8env/SingleAgent-v2', num_players=3, opponents='greedy')\n"
         "obs, info = env.reset(seed=0)\n"
         "env.action_space.seed(0)\n"
         "obs, r, term, trunc, info = env.step(env.action_space.sample(env.unwrapped.action_masks().astype('int8')))\n"

@@ -119,10 +119,10 @@ def test_single_agent_infos_have_the_same_numeric_keys_and_the_mask(n, rules, ep
 
 
 def test_always_drawing_learner_is_truncated_at_the_default_cap():
-    """SingleAgent-v1 (default max_steps): a learner and an opponent that always draw are cut off after
+    """SingleAgent-v2 (default max_steps): a learner and an opponent that always draw are cut off after
     MAX_HAND_STEPS moves of the hand, both counted: truncated, not terminated, reward 0, no hand result."""
     opponent = AlwaysDraw()
-    env = gymnasium.make("c8env/SingleAgent-v1", opponents=opponent)
+    env = gymnasium.make("c8env/SingleAgent-v2", opponents=opponent)
     assert env.unwrapped.max_steps == MAX_HAND_STEPS == 10_000
     _, info = env.reset(seed=0)
     learner_moves = 0
@@ -202,8 +202,8 @@ def test_self_play_infos_are_steady(episode, max_steps):
 
 
 def test_always_drawing_vector_games_are_truncated_at_the_default_cap():
-    """The -v1 vector envs cut a stalled hand off after MAX_HAND_STEPS moves; -v0 keeps 100,000."""
-    env = gymnasium.make_vec("c8env/SelfPlayVector-v1", num_envs=3, num_players=2)
+    """The -v2 vector envs cut a stalled hand off after MAX_HAND_STEPS moves; -v0 keeps 100,000."""
+    env = gymnasium.make_vec("c8env/SelfPlayVector-v2", num_envs=3, num_players=2)
     assert env.games.max_steps == MAX_HAND_STEPS
     _, info = env.reset(seed=0)
     for step in range(1, MAX_HAND_STEPS + 1):
@@ -211,7 +211,7 @@ def test_always_drawing_vector_games_are_truncated_at_the_default_cap():
         assert not terminated.any() and not reward.any()
         assert truncated.all() == (step == MAX_HAND_STEPS) and (truncated.any() <= truncated.all())
     assert (info["end_reason"] == 0).all() and (info["hand_winner"] == -1).all()
-    learner = gymnasium.make_vec("c8env/LearnerVector-v1", num_envs=3, num_players=2, opponents="random")
+    learner = gymnasium.make_vec("c8env/LearnerVector-v2", num_envs=3, num_players=2, opponents="random")
     _, info = learner.reset(seed=0)
     truncated_games = set()
     for _ in range(MAX_HAND_STEPS):

@@ -13,6 +13,10 @@ match episode, a reward, a seed and an agent per seat), played through the publi
   rewards when the move ended a hand;
 - the end: moves, hands, terminated/truncated, and ``Episode.result``.
 
+The games named ``..._v<N>`` are played through env version N's PettingZoo env (``c8env.crazy_eights_vN``,
+dealt by its ``reset(seed=...)``), and their digests are of that env's ``observe``: they pin what each released
+version gives a learner (:mod:`c8env.versions`). The others digest the newest observation.
+
 ``tests/golden/test_golden.py`` replays every game and compares line by line.
 
 Regenerate every file (from the repository root, with c8env installed)::
@@ -30,9 +34,10 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +48,7 @@ import c8env
 from c8env.agents import load
 from c8env.episode import Episode
 from c8env.observation import StateObservation, action_mask, encode_observation
+from c8env.versions import VERSIONS, get_version
 
 GOLDEN_DIR = Path(__file__).resolve().parent
 RANDOM, GREEDY = "random", "greedy"
@@ -61,6 +67,8 @@ class Game:
     agents: tuple[str, ...]
     """Agent spec per seat (``random`` or ``greedy``)."""
     max_steps: int | None = None
+    env_version: int | None = None
+    """Played through this env version's PettingZoo env (its observation digested), or None: the engine."""
 
     @property
     def path(self) -> Path:
@@ -74,13 +82,14 @@ def _seats(players: int, *specs: str) -> tuple[str, ...]:
 
 
 def _game(preset: str, players: int, episode: str, reward: str, seed: int, *specs: str,
-          max_steps: int | None = None) -> Game:
-    """A game named ``<preset>_<players>p_<episode>_<agents>`` (``mixed`` when the seats differ)."""
+          max_steps: int | None = None, env_version: int | None = None) -> Game:
+    """A game named ``<preset>_<players>p_<episode>_<agents>`` (``mixed`` when the seats differ; ``_v<N>`` when
+    played through env version N)."""
     agents = _seats(players, *specs)
     kind = agents[0] if len(set(agents)) == 1 else "mixed"
-    suffix = "" if max_steps is None else f"_max{max_steps}"
+    suffix = ("" if max_steps is None else f"_max{max_steps}") + ("" if env_version is None else f"_v{env_version}")
     return Game(f"{preset}_{players}p_{episode}_{kind}{suffix}", preset, players, episode, reward, seed, agents,
-                max_steps)
+                max_steps, env_version)
 
 
 #: The golden games: every preset, 2, 3, 4 and 7 players, hand and match episodes, both rewards, random,
@@ -117,6 +126,11 @@ GAMES: tuple[Game, ...] = (
     _game("penalty", 4, "match", "win", 2, RANDOM, GREEDY),
     _game("stop_the_round", 4, "match", "points", 1, GREEDY, RANDOM),
     _game("stop_the_round", 7, "match", "win", 16, GREEDY),
+    # through each env version's PettingZoo env: what each released version gives a learner
+    *(_game(preset, players, episode, "win", seed, RANDOM, GREEDY, env_version=version.number)
+      for version in VERSIONS
+      for preset, players, episode, seed in (("standard", 2, "hand", 3), ("countdown", 3, "match", 1),
+                                             ("special_cards", 4, "hand", 3))),
 )
 
 
@@ -143,10 +157,30 @@ def deal_lines(data: Mapping[str, Any], number: int) -> list[str]:
     return lines
 
 
-def digest(state: c8env.State, seat: int) -> str:
-    """First 16 hex digits of the SHA-256 of ``seat``'s observation vector and action mask (little-endian)."""
-    data = encode_observation(state, seat).astype("<f4").tobytes() + action_mask(state, seat).astype("i1").tobytes()
+def digest(observation: np.ndarray, mask: np.ndarray) -> str:
+    """First 16 hex digits of the SHA-256 of an observation vector and action mask (little-endian)."""
+    data = np.asarray(observation).astype("<f4").tobytes() + np.asarray(mask).astype("i1").tobytes()
     return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _start(game: Game) -> tuple[c8env.State, Episode, Callable[[int], str]]:
+    """The game's first state, its episode, and the digest of a seat's view: the engine's (newest observation),
+    or through env version ``game.env_version``'s PettingZoo env (its ``reset(seed)`` deals; its ``observe``)."""
+    if game.env_version is None:
+        state = c8env.State.new(game.players, game.preset, seed=game.seed)
+        episode = Episode(game.episode, game.reward, game.max_steps)
+        episode.start(state)
+        return state, episode, lambda seat: digest(encode_observation(state, seat), action_mask(state, seat))
+    module = importlib.import_module(f"c8env.envs.{get_version(game.env_version).name}")
+    env = module.raw_env(num_players=game.players, rules=game.preset, episode=game.episode, reward=game.reward,
+                         max_steps=game.max_steps)
+    env.reset(seed=game.seed)
+
+    def seen(seat: int) -> str:
+        view = env.observe(env.possible_agents[seat])
+        return digest(view["observation"], view["action_mask"])
+
+    return env.game, env._episode, seen
 
 
 def game_lines(game: Game) -> list[str]:
@@ -167,9 +201,9 @@ def game_lines(game: Game) -> list[str]:
         f"seed: {game.seed}",
         f"agents: {described}",
     ]
-    state = c8env.State.new(game.players, game.preset, seed=game.seed)
-    episode = Episode(game.episode, game.reward, game.max_steps)
-    episode.start(state)
+    if game.env_version is not None:
+        lines.insert(8, f"env: crazy_eights_v{game.env_version}")
+    state, episode, seen_by = _start(game)
     deals = moves = 0
     new_deal = True
     while not episode.done:
@@ -178,7 +212,7 @@ def game_lines(game: Game) -> list[str]:
             lines += deal_lines(state.to_dict(), deals)
         seat = state.current_player
         legal = state.legal_actions()
-        seen = digest(state, seat)
+        seen = seen_by(seat)
         action = agents[seat].act(StateObservation(state, seat))
         rewards = episode.step(action)
         moves += 1

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import c8env
 from c8env.engine import State
 from c8env.envs.learner_games import LearnerGames
 from c8env.envs.single_agent import SingleAgentEnv
@@ -20,6 +21,7 @@ from c8env.tools.evaluation.cli import main as eval_main
 from c8env.tools.evaluation.leaderboard import END, START, leaderboard_markdown, load_results, ranked
 from c8env.tools.evaluation.leaderboard import main as leaderboard_main
 from c8env.vector import VectorGames
+from c8env.versions import LATEST
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {"name": "tiny", "version": 1, "opponents": ["random", "greedy"],
@@ -270,6 +272,8 @@ def test_results_files_rank_into_a_leaderboard(tmp_path, capsys):
     paths = [_results(tmp_path, TINY, agent) for agent in ("random", "greedy", FirstLegal())]
     data = json.loads(paths[1].read_text())
     assert data["format"] == RESULTS_FORMAT and data["protocol"]["name"] == "tiny" and len(data["cells"]) == 4
+    assert (data["env_id"], data["obs_size"], data["c8env_version"]) == (
+        f"c8env/crazy_eights-v{LATEST.number}", LATEST.obs_size, c8env.__version__)  # what was measured, and with what
     assert {"hands", "wins", "win_rate", "ci_low", "ci_high", "points", "truncated"} <= set(data["cells"][0])
     assert data["protocol"]["sha256"] == protocol_identity(TINY | {})["sha256"]
     rows = ranked(load_results(paths))
@@ -284,7 +288,39 @@ def test_results_files_rank_into_a_leaderboard(tmp_path, capsys):
     leaderboard_main([str(p) for p in paths] + ["--update", str(page), "--top", "2"])
     block = page.read_text().split(START + "\n")[1].split("\n" + END)[0]
     assert block == leaderboard_markdown(rows, top=2) and "| 2 | " in block and "| 3 | " not in block
-    assert (out / "leaderboard.md").read_text().count("\n") == 2 + 3  # --out keeps every row
+    written = (out / "leaderboard.md").read_text().splitlines()
+    assert sum(line.startswith("|") for line in written) == 2 + 3  # --out keeps every row
+    assert written[-1] == f"Measured on `c8env/crazy_eights-v{LATEST.number}` with c8env {c8env.__version__}."
+
+
+def test_the_leaderboard_reads_the_folder_the_bench_wrote(tmp_path, monkeypatch, capsys):
+    """`c8env eval --bench P --agent X --out DIR` then `c8env leaderboard DIR`: the folder holds the results files
+    and nothing the leaderboard refuses; a summary of `c8env eval --out` there is passed over, saying so."""
+    import yaml
+
+    monkeypatch.chdir(tmp_path)
+    Path("tiny.yaml").write_text(yaml.safe_dump(TINY))
+    eval_main(["--bench", "tiny.yaml", "--agent", "greedy", "--agent", "random", "--out", "results/", "--no-progress"])
+    eval_main(["greedy", "random", "--deals", "2", "--out", "results/", "--no-progress"])  # eval.csv, eval.json
+    assert {p.name for p in Path("results").iterdir()} == {"bench.csv", "bench.png", "greedy.json", "random.json",
+                                                           "eval.csv", "eval.json", "eval.png"}
+    capsys.readouterr()
+    leaderboard_main(["results/", "--out", "board/"])
+    captured = capsys.readouterr()
+    rows = ranked(load_results([Path("results/greedy.json"), Path("results/random.json")]))
+    assert captured.out.strip() == leaderboard_markdown(rows) and [r["agent"] for r in rows] == ["greedy", "random"]
+    assert "passed over results/eval.json: the summary table `c8env eval --out` writes" in captured.err
+    with pytest.raises(SystemExit):
+        leaderboard_main(["results/greedy.json", "results/eval.json"])
+    assert "results/eval.json: the summary table `c8env eval --out` writes, not a results file" in capsys.readouterr().err
+    Path("summaries").mkdir()
+    Path("results/eval.json").rename("summaries/eval.json")
+    with pytest.raises(SystemExit):  # one results file per agent: a spec given twice would overwrite its own
+        eval_main(["--bench", "tiny.yaml", "--agent", "greedy", "--agent", "greedy", "--out", "summaries/"])
+    assert "['greedy.json'] would be written twice" in capsys.readouterr().err
+    assert [p.name for p in Path("summaries").iterdir()] == ["eval.json"]
+    with pytest.raises(ValueError, match="the folders given hold only summaries of `c8env eval --out`"):
+        load_results([Path("summaries")])
 
 
 def test_the_leaderboard_top_option_is_checked(tmp_path, capsys):
@@ -326,7 +362,7 @@ def test_the_leaderboards_in_the_repository_are_generated_from_its_results_files
     assert page.read_text().strip() == leaderboard_markdown(rows), f"{page} is not the generated table"
     readme = (ROOT / "README.md").read_text()  # the top rows only (--top N)
     block = readme.split(START + "\n")[1].split("\n" + END)[0]
-    top = len(block.splitlines()) - 2
+    top = sum(line.startswith("|") for line in block.splitlines()) - 2
     assert 3 <= top < len(rows) and block == leaderboard_markdown(rows, top=top), "README.md: not the generated top rows"
 
 

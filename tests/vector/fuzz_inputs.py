@@ -16,6 +16,7 @@ from c8env.actions import NUM_ACTIONS
 from c8env.cards import NUM_CARDS
 from c8env.engine import check_deal_fits
 from c8env.vector import kernels
+from tests.vector.custom_rules import random_rules
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -28,10 +29,13 @@ BAD_INTS = [-1, NUM_ACTIONS, NUM_ACTIONS + 1, 2**31, -(2**63), 2**63 - 1]
 
 
 @st.composite
-def batch_config(draw: Any, max_envs: int = 4) -> dict[str, Any]:
-    """Constructor arguments: a preset, a player count whose deal fits, a batch size, an episode, a short
-    ``max_steps`` now and then (so that episodes end within a few dozen steps)."""
-    rules = draw(st.sampled_from(PRESETS))
+def batch_config(draw: Any, max_envs: int = 4, custom: bool = False) -> dict[str, Any]:
+    """Constructor arguments: a preset (with ``custom``, or a rule set of :func:`custom_rules.random_rules`), a
+    player count whose deal fits, a batch size, an episode, a short ``max_steps`` now and then (so that episodes end
+    within a few dozen steps)."""
+    presets = st.sampled_from(PRESETS)
+    rules = draw(st.one_of(presets, st.integers(0, 2**32).map(lambda seed: random_rules(np.random.default_rng(seed))))
+                 if custom else presets)
     players = draw(st.integers(2, 7))
     try:
         check_deal_fits(c8env.load_rules(rules), players)

@@ -1,6 +1,7 @@
 """Property-based checks (Hypothesis) of the batched engine (:class:`c8env.vector.VectorGames`): generated sequences
 of calls, good and bad (actions of every form, selections, seeds, game indices, finished games stepped without a
-reset), under every preset, 2-7 players, hands and matches, with and without autoreset.
+reset), under every preset and generated custom rule sets (``tests/vector/custom_rules.py``), 2-7 players, hands
+and matches, with and without autoreset.
 
 - a call is refused exactly when its input is bad, with the documented error only (``ValueError``, its subclass
   ``IllegalActionError``, ``RuntimeError`` for a call out of order) in one line naming the input;
@@ -148,7 +149,7 @@ def check_call(games: VectorGames, model: Model, call: str, argument: Any, other
 
 
 @SETTINGS
-@given(batch_config(), st.booleans(), st.booleans(), st.data())
+@given(batch_config(custom=True), st.booleans(), st.booleans(), st.data())
 def test_call_sequences_are_applied_or_refused_without_change(config: dict[str, Any], autoreset: bool,
                                                               observations: bool, data: st.DataObject) -> None:
     games = VectorGames(**config, autoreset=autoreset, observations=observations)
@@ -180,7 +181,7 @@ ARGUMENTS = st.one_of(
 
 
 @SETTINGS
-@given(batch_config(), st.booleans(), st.integers(0, 200), st.sampled_from(CALLS[1:]), ARGUMENTS,
+@given(batch_config(custom=True), st.booleans(), st.integers(0, 200), st.sampled_from(CALLS[1:]), ARGUMENTS,
        st.one_of(st.none(), ARGUMENTS))
 @example(TWO, True, 3, "step", np.array([2**64 - 1, 0], dtype=np.uint64), None).via("uint64 ids shown wrapped")
 @example(TWO, True, 0, "random_actions", None, None).via("random_actions before reset gave action 0")
@@ -202,7 +203,7 @@ def test_one_call_after_some_moves(config: dict[str, Any], autoreset: bool, move
 
 
 @SETTINGS
-@given(batch_config(), st.booleans(), st.integers(0, 2**64 - 1), st.integers(0, 2**32), st.integers(1, 80))
+@given(batch_config(custom=True), st.booleans(), st.integers(0, 2**64 - 1), st.integers(0, 2**32), st.integers(1, 80))
 def test_same_seeds_and_actions_give_the_same_games(config: dict[str, Any], autoreset: bool, seed: int,
                                                     moves_seed: int, moves: int) -> None:
     first, second = (VectorGames(**config, autoreset=autoreset) for _ in range(2))

@@ -3,7 +3,9 @@ sent to every endpoint.
 
 Every answer is a 2xx, or a 4xx JSON ``{"error": ...}`` whose message names the problem (never a 500,
 never an error that is not JSON); a refused request leaves its game (state, log, moves, status) and the
-server's games as they were; the server keeps answering afterwards (and no game is left locked).
+server's games as they were; the server keeps answering afterwards (and no game is left locked). Agent specs
+are drawn from the whole grammar (every option of :data:`c8env.agents.OPTIONS`, paths, huge values, junk): no
+file but the shipped policies and the server's uploads is opened (a valid policy planted on its disk never).
 
 Derandomized (the same examples on every run). The quick variant runs in the fast set; the long one is
 marked slow.
@@ -12,8 +14,13 @@ marked slow.
 from __future__ import annotations
 
 import json
+import math
+import os
 import random
+import shutil
+import tempfile
 import warnings
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -25,10 +32,11 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # starlette's TestClient warns about httpx on some versions
     from fastapi.testclient import TestClient
 
-from c8env.agents import PolicyMismatchWarning
+from c8env.agents import BUILTIN, OPTIONS, POLICY_DIR, Option, PolicyMismatchWarning, parse_options, shipped_policies
 from c8env.rules import preset_names
 from c8env.web.app import MAX_BODY_BYTES, MAX_INT_DIGITS, MAX_JSON_DEPTH, create_app
 from c8env.web.games import GameManager
+from tests.web.file_opens import opened_within, recording
 
 pytestmark = pytest.mark.filterwarnings(f"ignore::{PolicyMismatchWarning.__module__}.PolicyMismatchWarning")
 
@@ -45,6 +53,10 @@ class Server:
         self.manager = GameManager(max_games=100_000)
         self.client = TestClient(create_app(self.manager), raise_server_exceptions=False)
         self.rng = random.Random(0)
+        self.plant_dir = Path(tempfile.mkdtemp(prefix="c8env-planted-"))
+        self.planted = self.plant_dir / "planted.npz"  # a valid policy on the server's disk, never to be opened
+        shutil.copyfile(POLICY_DIR / "rollout-standard-2p.npz", self.planted)
+        self.upload = self.client.post("/api/policies?name=up.npz", content=self.planted.read_bytes()).json()["spec"]
         self.replay = self._finished_replay()
         self.target = ""
         self.renew()
@@ -61,6 +73,13 @@ class Server:
         replay = self.client.get(path + "/replay").json()
         self.client.delete(path)
         return replay
+
+    def foreign(self, paths: list[Path]) -> list[str]:
+        """The files of ``paths`` the server was not given: the planted policy, a path the fuzz names, a model file
+        other than a shipped policy or an upload."""
+        given = {*opened_within(paths, POLICY_DIR), *opened_within(paths, self.manager.upload_dir)}
+        return [str(p) for p in paths if opened_within([p], self.plant_dir) or p in NAMED_PATHS
+                or (p.suffix in (".npz", ".onnx", ".zip") and p not in given)]
 
     def renew(self) -> None:
         """A fresh target game once the last one is over or dropped (a move on it may be played)."""
@@ -89,6 +108,7 @@ def server():
     yield s
     s.client.close()
     s.manager.close()
+    shutil.rmtree(s.plant_dir, ignore_errors=True)
 
 
 # ----- generated requests ----------------------------------------------------------------------------------
@@ -112,9 +132,94 @@ FIELD_VALUES = st.one_of(
 )
 NEAR_VALID = st.dictionaries(st.sampled_from(FIELDS), FIELD_VALUES, max_size=5)
 
+# The agent-spec grammar: NAME[:KEY=VALUE,...], every option of every built-in agent.
+OPTION_KEYS = sorted({key for table in OPTIONS.values() for key in table})
+#: Values at and past each budget's cap.
+CAP_VALUES = sorted({text for table in OPTIONS.values() for option in table.values() if option.cap is not None
+                     for text in (repr(option.type(option.cap)), repr(option.type(option.cap) + 1),
+                                  repr(math.nextafter(option.cap, math.inf)))})
+#: Values that name a file: paths of the server's disk in many spellings (PLANTED: the planted policy's path,
+#: PLANTED_REL: relative to the working folder; UPLOAD: the server's upload, UPLOAD_ID: its bare id).
+FILE_VALUES = ["PLANTED", "PLANTED_REL", "file://PLANTED", "PLANTED/../planted.npz", "UPLOAD", "UPLOAD_ID",
+               "upload:nope", "upload:", "upload:../planted", "/etc/passwd", "/etc/passwd.npz", "../../x.npz",
+               "~/x.npz", "model.onnx", "model.zip", "c8env/agents/policies/ppo-standard-2p.npz",
+               str(POLICY_DIR / "ppo-standard-2p.npz"), "\\server\\share\\x.npz", "x.npz\x00", "/dev/zero",
+               "/proc/self/environ", "."]
+#: The files of the server's disk that the fuzz names: none may be opened.
+NAMED_PATHS = {Path(value).absolute() for value in FILE_VALUES if value.startswith(("/", "c8env", ".."))
+               and "\x00" not in value} - {POLICY_DIR / "ppo-standard-2p.npz"}
+OPTION_VALUES = st.one_of(
+    st.integers(-3, 40).map(str), st.sampled_from(CAP_VALUES), st.integers(10**4, 10**40).map(str),
+    st.sampled_from(["9" * 4000, "9" * 5000, "1e308", "1e999", "inf", "-inf", "nan", "0", "1.5", "1_000", " 3", "0x10",
+                     "", "greedy", "policy"]),
+    st.sampled_from(shipped_policies()), st.sampled_from(FILE_VALUES), st.text(max_size=10),
+)
+
+
+def kind_values(option: Option) -> st.SearchStrategy[str]:
+    """Values of ``option``'s kind, mostly valid (UPLOAD: the server's upload); a budget's at, past and far past its
+    cap at times."""
+    if option.kind == "policy":
+        return st.sampled_from([*option.words, "UPLOAD", "rollout-standard-2p", *shipped_policies()])
+    if option.kind == "budget":
+        cap = option.type(option.cap)
+        past = cap + 1 if option.type is int else math.nextafter(cap, math.inf)
+        return st.one_of(st.integers(1, 6).map(str), st.sampled_from([repr(cap), repr(past), repr(cap * 10)]))
+    return st.sampled_from(["0", "1", "0.5", "2"])
+
+
+POLICY_KEYS = [(name, key) for name, table in OPTIONS.items() for key, o in table.items() if o.kind == "policy"]
+BUDGET_KEYS = [(name, key) for name, table in OPTIONS.items() for key, o in table.items() if o.kind == "budget"]
+
 
 @st.composite
-def bodies(draw, endpoint: str) -> tuple[str, bytes | None]:
+def option_items(draw, name: str, junk: bool) -> str:
+    """One item of a spec's options: a key of ``name``'s table and a value of its kind, or (``junk``) any key, any
+    value, any form."""
+    table = OPTIONS.get(name, {})
+    if not junk and table:
+        key = draw(st.sampled_from(sorted(table)))
+        return f"{key}={draw(kind_values(table[key]))}"
+    key = draw(st.sampled_from(OPTION_KEYS * 4 + ["", "depth", "seed", " policy", "POLICY"]))
+    value = draw(OPTION_VALUES)
+    return draw(st.sampled_from([f"{key}={value}"] * 4 + [key, f"{key}={value}={value}"]))
+
+
+@st.composite
+def agent_specs(draw, server: Server) -> str:
+    """An agent spec drawn from the whole grammar, of one of four shapes: an option that names a policy given a
+    path or upload (the rest valid), a budget near its cap, every option of a value of its kind, or any name with
+    any options (every key of the table and junk keys, repeated at times) of any value."""
+    shape = draw(st.sampled_from(["file", "budget", "kinds", "junk"]))
+    if shape == "file":
+        name, key = draw(st.sampled_from(POLICY_KEYS))
+        items = [f"{key}={draw(st.sampled_from(FILE_VALUES))}", *draw(st.lists(option_items(name, False), max_size=2))]
+    elif shape in ("budget", "kinds"):  # distinct keys, with the guide and the belief that other options need at times
+        if shape == "budget":
+            name, key = draw(st.sampled_from(BUDGET_KEYS))
+            keys = [key]
+        else:
+            name = draw(st.sampled_from(sorted(OPTIONS)))
+            keys = draw(st.lists(st.sampled_from(sorted(OPTIONS[name])), unique=True, max_size=4))
+        table = OPTIONS[name]
+        items = [f"{key}={draw(kind_values(table[key]))}" for key in keys]
+        items += [f"{key}={value}" for key, value in (("policy", "rollout-standard-2p"), ("belief", "greedy"))
+                  if key in table and key not in keys and draw(st.booleans())]
+    else:
+        name = draw(st.sampled_from([*BUILTIN, *shipped_policies(), "upload", "", "x", "os:system", "PLANTED",
+                                     "expert "]))
+        items = draw(st.lists(option_items(name, True), max_size=4))
+    items = draw(st.permutations(items))
+    spec = name + (":" + ",".join(items) if items or draw(st.booleans()) else "")
+    planted = str(server.planted)
+    for token, text in (("PLANTED_REL", os.path.relpath(planted)), ("PLANTED", planted),
+                        ("UPLOAD_ID", server.upload.partition(":")[2]), ("UPLOAD", server.upload)):
+        spec = spec.replace(token, text)
+    return spec
+
+
+@st.composite
+def bodies(draw, endpoint: str, server: Server) -> tuple[str, bytes | None]:
     """A body and its kind: ``json`` (valid JSON of any shape) or the problem it was built to have; more of the
     near-valid bodies of the endpoint's own kind."""
     own = {"/api/games": ["game"] * 6, "/api/replays": ["replay"] * 6}.get(endpoint, [])
@@ -126,7 +231,8 @@ def bodies(draw, endpoint: str) -> tuple[str, bytes | None]:
     if kind == "game":  # a new game's body, near valid: what reaches the agents and the rules
         players = draw(st.integers(2, 7))
         body = {"players": players, "seat": draw(st.integers(0, players - 1)), "rules": draw(st.sampled_from(PRESETS)),
-                "agents": draw(st.lists(st.sampled_from(SPECS), min_size=1, max_size=players - 1)),
+                "agents": draw(st.lists(st.one_of(st.sampled_from(SPECS), agent_specs(server)), min_size=1,
+                                        max_size=players - 1)),
                 "episode": draw(st.sampled_from(["hand", "match"])), "seed": draw(st.integers(0, 2**63 - 1))}
         return "json", json.dumps({k: v for k, v in body.items() if draw(st.integers(0, 5))}).encode()
     if kind == "json":
@@ -229,7 +335,7 @@ def requests(draw, server: Server, endpoint: str) -> dict[str, Any]:
     game_id = draw(st.one_of(st.just("TARGET"), st.just("TARGET"), st.just("0123456789abcdef0123456789abcdef"),
                              st.text(min_size=1, max_size=40), st.sampled_from(["..", "%2e%2e", "a b", " ", "\u00e9"])))
     junk = quote(draw(st.text(min_size=1, max_size=30)), safe="")
-    kind, body = draw(bodies(endpoint))
+    kind, body = draw(bodies(endpoint, server))
     if kind == "replay":
         body = draw(replay_mutations(server.replay))
         kind = "replay"
@@ -243,7 +349,7 @@ def requests(draw, server: Server, endpoint: str) -> dict[str, Any]:
 
 
 # ----- the checks ------------------------------------------------------------------------------------------
-def send_and_check(server: Server, request: dict[str, Any]) -> None:
+def send_and_check(server: Server, request: dict[str, Any]) -> Any:
     server.renew()
     game_id = server.target if request["game_id"] == "TARGET" else quote(request["game_id"], safe="")
     url = request["endpoint"].replace("{id}", game_id).replace("{junk}", request["junk"])
@@ -251,11 +357,13 @@ def send_and_check(server: Server, request: dict[str, Any]) -> None:
         url += "?" + request["query"]
     headers = {} if request["content_type"] is None else {"content-type": request["content_type"]}
     before = server.snapshot()
-    response = server.client.request(request["method"], url, content=request["body"], headers=headers)
+    with recording() as paths:
+        response = server.client.request(request["method"], url, content=request["body"], headers=headers)
     status, method = response.status_code, request["method"]
     described = (f"{method} {url[:120]} {request['kind']} {(request['body'] or b'')[:120]!r} -> {status} "
                  f"{response.text[:300]}")
     assert status < 500, described
+    assert not server.foreign(paths), f"{described}: opened {server.foreign(paths)}"
     assert 200 <= status < 300 or 400 <= status < 500, described
     if status >= 400:
         if method != "HEAD":  # (a HEAD answer has no body)
@@ -277,6 +385,52 @@ def send_and_check(server: Server, request: dict[str, Any]) -> None:
         assert not game.lock.locked(), described
         assert server.client.get(f"/api/games/{server.target}").status_code == 200, described
     server.tidy()
+    return response
+
+
+def spec_request(draw: Any, server: Server) -> dict[str, Any]:
+    """A new game against agents of generated specs, as :func:`send_and_check` takes it."""
+    players = draw(st.integers(2, 4))
+    body = {"players": players, "seed": draw(st.integers(0, 2**31)),
+            "agents": draw(st.lists(agent_specs(server), min_size=1, max_size=players - 1))}
+    return {"endpoint": "/api/games", "method": "POST", "game_id": "TARGET", "junk": "", "kind": "json",
+            "body": json.dumps(body).encode(), "content_type": "application/json", "query": ""}
+
+
+def check_spec_answer(server: Server, request: dict[str, Any]) -> None:
+    """A new game whose every option the server allows (by its kind: a policy option one of its words, a shipped
+    policy or the upload; a budget at most its cap), or a 400 of one line that names the spec (and the option, where
+    one is not allowed)."""
+    response = send_and_check(server, request)
+    if response.status_code == 200:
+        for spec in json.loads(request["body"])["agents"]:
+            name, _, text = spec.partition(":")
+            for key, value in (parse_options(name, text) if name in OPTIONS else {}).items():
+                option = OPTIONS[name][key]
+                if option.kind == "policy":
+                    assert value in (*option.words, *shipped_policies(), server.upload), spec
+                elif option.kind == "budget":
+                    assert value <= option.cap, spec
+        return
+    error = response.json()["error"]
+    assert response.status_code == 400 and "\n" not in error and "agent spec" in error, error
+    if "not allowed on this server" in error or "past this server's cap" in error:
+        assert "option " in error, error
+
+
+@settings(QUICK, max_examples=150)
+@given(data=st.data())
+def test_fuzzed_agent_specs_open_no_file_they_name_quick(server, data) -> None:
+    """Specs of the whole grammar: a new game or a 400 of one line naming the problem, never a 500; no file but the
+    shipped policies and the server's uploads is opened (see :func:`send_and_check`)."""
+    check_spec_answer(server, spec_request(data.draw, server))
+
+
+@pytest.mark.slow
+@settings(LONG, max_examples=1500)
+@given(data=st.data())
+def test_fuzzed_agent_specs_open_no_file_they_name_long(server, data) -> None:
+    check_spec_answer(server, spec_request(data.draw, server))
 
 
 def test_pathological_bodies_get_a_4xx_naming_the_problem(server) -> None:

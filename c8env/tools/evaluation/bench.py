@@ -1,7 +1,8 @@
 """The benchmark protocol: a YAML list of (rules, players, deals) cells and opponents, an agent scored on each.
 
 :func:`run_bench` scores one agent; :func:`bench_results` makes its versioned results file (see
-:data:`RESULTS_FORMAT`), which :mod:`c8env.tools.leaderboard` ranks with others of the same protocol.
+:data:`c8env.tools.results.RESULTS_FORMAT`), which :mod:`c8env.tools.evaluation.leaderboard` ranks with others of
+the same protocol.
 """
 
 from __future__ import annotations
@@ -14,17 +15,17 @@ from typing import Any
 from c8env.episode import MAX_HAND_STEPS
 from c8env.rules import read_yaml
 from c8env.tools.evaluation.runner import AgentEntry, evaluate, ray_session
+from c8env.tools.results import RESULTS_FORMAT, RESULTS_VERSION
+from c8env.versions import LATEST
 
 # configs/bench/ of the repository, shipped inside the package as c8env/bench_configs/ (pyproject.toml)
 _PACKAGE_BENCH = Path(__file__).parents[2] / "bench_configs"
 _REPO_BENCH = Path(__file__).parents[3] / "configs" / "bench"
-#: A results file: ``{"format": RESULTS_FORMAT, "format_version": RESULTS_VERSION, "protocol": {name, version,
-#: sha256}, "c8env_version", "env_id", "max_hand_steps", "seed", "agent", "cells": [{rules, players, opponent,
-#: deals, hands, wins, win_rate, ci_low, ci_high, points, points_per_hand, truncated, illegal, fair_share}]}``.
-RESULTS_FORMAT = "c8env-bench-results"
-RESULTS_VERSION = 1
-#: The env whose rules and observations the benchmark plays (its hands are those of ``c8env.env``).
-ENV_ID = "c8env/crazy_eights-v1"
+#: The env whose rules and observations the benchmark plays: the newest version (its hands are those of
+#: ``c8env.env``; a model of an older version's observation reads its first entries). Files written before c8env
+#: 0.3.0.dev0 say ``c8env/crazy_eights-v1`` and have no ``obs_size``: their agents were given the observation of
+#: the code they ran on.
+ENV_ID = f"c8env/crazy_eights-v{LATEST.number}"
 _ENTRY_KEYS = {"rules", "players", "deals"}
 
 
@@ -100,7 +101,8 @@ def bench_results(name_or_path: str, rows: list[dict[str, Any]], seed: int) -> d
         raise ValueError(f"a results file holds one agent's rows, got {sorted(agents)}")
     return {"format": RESULTS_FORMAT, "format_version": RESULTS_VERSION,
             "protocol": protocol_identity(bench_config(name_or_path)), "c8env_version": __version__,
-            "env_id": ENV_ID, "max_hand_steps": MAX_HAND_STEPS, "seed": seed, "agent": agents.pop(),
+            "env_id": ENV_ID, "obs_size": LATEST.obs_size, "max_hand_steps": MAX_HAND_STEPS, "seed": seed,
+            "agent": agents.pop(),
             "cells": [{key: value for key, value in row.items() if key != "agent"} for row in rows]}
 
 

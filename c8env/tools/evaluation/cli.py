@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="spread the scalar engine's deals over a Ray cluster (the rllib extra): 'local' starts one "
                              "of --workers CPUs, 'auto' joins the running one, or a cluster address; the same table")
     parser.add_argument("--out", type=writable_dir, help="folder for CSV, JSON and PNG outputs (new or existing); "
-                        "with --bench also one results file per agent, for `c8env leaderboard`")
+                        "with --bench the JSON is one results file per agent, for `c8env leaderboard DIR`")
     parser.add_argument("--no-progress", action="store_true")
     return parser
 
@@ -62,13 +62,17 @@ def main(argv: list[str] | None = None) -> None:
         if args.bench:
             if not args.agent or args.agents:
                 parser.error("--bench needs --agent SPEC and no positional agents")
+            files = [results_file_name(agent) for agent in args.agent]
+            if args.out and len(set(files)) < len(files):
+                parser.error(f"--agent {args.agent}: each agent's results file is named after its spec, and "
+                             f"{sorted({f for f in files if files.count(f) > 1})} would be written twice")
             per_agent = [run_bench(args.bench, agent, args.seed, args.workers, progress, args.engine, ray=args.ray)
                          for agent in args.agent]
             rows = [row for agent_rows in per_agent for row in agent_rows]
             text = bench_markdown(rows)
             if len(args.agent) > 1:
                 text += "\n\nLeaderboard (score: mean of win rate / fair share)\n\n" + leaderboard_markdown(rows)
-            stem, meta = "bench", {"bench": args.bench, "seed": args.seed}
+            stem, meta = "bench", None  # the JSON is the results files: nothing else for `c8env leaderboard DIR`
             plot = lambda path: plot_bench(rows, path)  # noqa: E731
         elif args.league:
             result = league(args.agents, args.players, args.rules, args.deals, args.seed, args.workers, progress,

@@ -1,13 +1,13 @@
 """``c8env leaderboard FILES...``: rank benchmark results files into Markdown, CSV and a PNG.
 
 Each file is one agent's scores on a benchmark protocol, written by ``c8env eval --bench NAME
---agent X --out DIR`` (format: :data:`~c8env.tools.evaluation.bench.RESULTS_FORMAT`). Files of
+--agent X --out DIR`` (format: :data:`~c8env.tools.results.RESULTS_FORMAT`). Files of
 another results format, of different protocols, or of an older version of a protocol c8env ships
 are refused with a message saying which. The score of an agent is the mean over the protocol's
 cells of win rate / fair share (1.00: as good as an even share).
 
 Exploit results files (``c8env exploit AGENT --out DIR``, format
-:data:`~c8env.tools.exploit.EXPLOIT_FORMAT`) may be given among the files: each adds its agent's
+:data:`~c8env.tools.results.EXPLOIT_FORMAT`) may be given among the files: each adds its agent's
 *exploited* figure (the win rate of a best response trained against it, with its interval) as a
 column, blank for agents without one; the score and the ranking do not change.
 """
@@ -16,15 +16,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from c8env.tools.argcheck import Parser, int_at_least, writable_dir
-from c8env.tools.evaluation.bench import RESULTS_FORMAT, RESULTS_VERSION, bench_config, protocol_identity
+from c8env.tools.evaluation.bench import ENV_ID, bench_config, protocol_identity
 from c8env.tools.evaluation.reports import replace_block
-from c8env.tools.exploit import EXPLOIT_FORMAT, check_exploit_results, check_exploit_set, check_one_file_per_agent
+from c8env.tools.results import (
+    EXPLOIT_FORMAT,
+    RESULTS_FORMAT,
+    RESULTS_VERSION,
+    check_exploit_results,
+    check_exploit_set,
+    check_one_file_per_agent,
+    is_summary,
+)
+from c8env.versions import LATEST
 
 #: Where ``--update FILE`` writes the Markdown table: between these two lines of FILE.
 START, END = "<!-- leaderboard:start -->", "<!-- leaderboard:end -->"
@@ -38,17 +48,27 @@ def _describe(protocol: dict[str, Any]) -> str:
 def load_results(paths: list[Path]) -> list[dict[str, Any]]:
     """Read results files (folders: every ``*.json`` in them) and check they can be ranked together. Exploit
     results files among them are checked (one setting, one per agent, each of an agent with benchmark
-    results) and attached to their agent's results as ``"exploit"``."""
-    files = [p for path in paths for p in (sorted(path.glob("*.json")) if path.is_dir() else [path])]
+    results) and attached to their agent's results as ``"exploit"``. In a folder, the summaries ``c8env eval
+    --out`` writes beside its CSV (``eval.json``, ``league.json``: :func:`~c8env.tools.results.is_summary`)
+    are passed over, each named on stderr; a summary named as a file is refused."""
+    files = [(p, path.is_dir()) for path in paths for p in (sorted(path.glob("*.json")) if path.is_dir() else [path])]
     if not files:
         raise ValueError("no results files given (folders given hold no .json file)")
     results: list[dict[str, Any]] = []
     exploits: list[dict[str, Any]] = []
-    for path in files:
+    for path, in_folder in files:
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as err:
             raise ValueError(f"{path}: not a readable JSON file ({err})") from None
+        if is_summary(data):
+            if not in_folder:
+                raise ValueError(f"{path}: the summary table `c8env eval --out` writes, not a results file; give the "
+                                 "results files (`c8env eval --bench NAME --agent X --out DIR` writes one per agent) "
+                                 "or their folder")
+            print(f"c8env leaderboard: passed over {path}: the summary table `c8env eval --out` writes, not a "
+                  "results file", file=sys.stderr)
+            continue
         if isinstance(data, dict) and data.get("format") == EXPLOIT_FORMAT:
             exploits.append(check_exploit_results(data, path))
             continue
@@ -61,9 +81,11 @@ def load_results(paths: list[Path]) -> list[dict[str, Any]]:
                              f"version {RESULTS_VERSION}")
         data["path"] = str(path)
         results.append(data)
-    if not results:
+    if not results and exploits:
         raise ValueError("no benchmark results files given (only exploit results files); the exploited column "
                          "goes beside the benchmark's: give those too")
+    if not results:
+        raise ValueError("no results files given (the folders given hold only summaries of `c8env eval --out`)")
     first = results[0]
     for data in results[1:]:
         if data["protocol"] != first["protocol"]:
@@ -101,7 +123,8 @@ def ranked(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         cells = data["cells"]
         score = float(np.mean([c["win_rate"] / c["fair_share"] for c in cells]))
         rows.append({"agent": data["agent"], "score": round(score, 3), "cells": cells, "seed": data["seed"],
-                     "c8env_version": data["c8env_version"], "exploited": exploited(data.get("exploit"))})
+                     "c8env_version": data["c8env_version"], "env_id": data["env_id"],
+                     "obs_size": data.get("obs_size"), "exploited": exploited(data.get("exploit"))})
     rows.sort(key=lambda r: (-r["score"], r["agent"]))
     return rows
 
@@ -142,12 +165,27 @@ def leaderboard_markdown(rows: list[dict[str, Any]], top: int | None = None) -> 
         values = " | ".join(f"{c['win_rate']:.1%}" for c in row["cells"])
         column = f"{exploited_text(row.get('exploited'))} | " if extra else ""
         lines.append(f"| {rank} | {row['agent']} | {row['score']:.2f} | {column}{values} |")
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n\n" + provenance(rows[:top])
+
+
+def provenance(rows: list[dict[str, Any]]) -> str:
+    """What the rows were measured on, as their results files record it: the env id (its version, and so the
+    observation the agents were given) and the c8env version, one line per distinct pair."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        groups.setdefault((row["env_id"], row["c8env_version"]), []).append(row["agent"])
+    if len(groups) == 1:
+        (env_id, version), = groups
+        return f"Measured on `{env_id}` with c8env {version}."
+    return "Measured on: " + "; ".join(f"`{env_id}` with c8env {version} ({', '.join(agents)})"
+                                       for (env_id, version), agents in groups.items()) + "."
 
 
 def _group_bench_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     agents = list(dict.fromkeys(r["agent"] for r in rows))
-    return [{"agent": a, "seed": None, "c8env_version": None,
+    from c8env import __version__
+
+    return [{"agent": a, "seed": None, "c8env_version": __version__, "env_id": ENV_ID, "obs_size": LATEST.obs_size,
              "cells": [{k: v for k, v in r.items() if k != "agent"} for r in rows if r["agent"] == a]} for a in agents]
 
 
@@ -157,8 +195,8 @@ def write_csv(rows: list[dict[str, Any]], path: Path) -> Path:
     import csv
 
     fields = ["rank", "agent", "score", "rules", "players", "opponent", "hands", "wins", "win_rate", "ci_low",
-              "ci_high", "fair_share", "points_per_hand", "truncated", "illegal", "exploited", "exploited_ci_low",
-              "exploited_ci_high"]
+              "ci_high", "fair_share", "points_per_hand", "truncated", "illegal", "env_id", "obs_size", "c8env_version",
+              "exploited", "exploited_ci_low", "exploited_ci_high"]
     with path.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
@@ -167,7 +205,8 @@ def write_csv(rows: list[dict[str, Any]], path: Path) -> Path:
             exploit = {"exploited": figure.get("win_rate"), "exploited_ci_low": figure.get("ci_low"),
                        "exploited_ci_high": figure.get("ci_high")}
             for cell in row["cells"]:
-                writer.writerow({"rank": rank, "agent": row["agent"], "score": row["score"], **cell, **exploit})
+                writer.writerow({"rank": rank, "agent": row["agent"], "score": row["score"], **cell, **exploit,
+                                 **{key: row[key] for key in ("env_id", "obs_size", "c8env_version")}})
     return path
 
 

@@ -9,10 +9,12 @@ from typing import Any
 import numpy as np
 
 from c8env.tools.evaluation.stats import League, Table
+from c8env.tools.results import is_summary
 
 
-def write_rows(out: Path, stem: str, rows: list[dict[str, Any]], meta: dict[str, Any]) -> list[Path]:
-    """``stem.csv`` and ``stem.json`` (``meta`` and the rows) in ``out``."""
+def write_rows(out: Path, stem: str, rows: list[dict[str, Any]], meta: dict[str, Any] | None) -> list[Path]:
+    """``stem.csv`` and ``stem.json`` (``meta`` and the rows: a summary, :func:`c8env.tools.results.is_summary`)
+    in ``out``; with ``meta`` None, the CSV alone."""
     import csv
     import json
 
@@ -22,6 +24,8 @@ def write_rows(out: Path, stem: str, rows: list[dict[str, Any]], meta: dict[str,
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
+    if meta is None:
+        return [csv_path]
     json_path.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
     return [csv_path, json_path]
 
@@ -117,4 +121,4 @@ def plot_bench(rows: list[dict[str, Any]], path: Path) -> Path:
     return _plot(path, draw, width=max(7, 1.3 * len(rows)), height=4.5)
 
 
-__all__ = ["plot_bench", "plot_league", "plot_table", "replace_block", "write_rows"]
+__all__ = ["is_summary", "plot_bench", "plot_league", "plot_table", "replace_block", "write_rows"]
