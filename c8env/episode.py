@@ -15,8 +15,8 @@ NumPy only (no gymnasium, no pettingzoo).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -42,19 +42,12 @@ EPISODES = ("hand", "match")
 REWARDS = ("win", "points")
 
 
-class Watcher(Protocol):
-    """An agent shown every move of a hand (e.g. ``expert:explain_hand=TRIES``)."""
-
-    def watch(self, before: State, action: int, after: State) -> None: ...
-
-
 def play_hand(state: State, choose: Callable[[State], int], max_steps: int = MAX_HAND_STEPS,
-              on_move: Callable[[State, int, int], None] | None = None, watchers: Sequence[Watcher] = ()) -> int:
+              on_move: Callable[[State, int, int], None] | None = None) -> int:
     """Play the hand of ``state`` (mutated) until it ends or ``max_steps`` moves were made.
 
     ``choose(state)`` returns the move of the player to act; ``on_move(state, seat, action)``,
-    if given, is called after each move, and so is each watcher's ``watch(before, action, after)`` (``before``: a
-    copy of the position the move was made in). Returns the number of moves made; the hand was
+    if given, is called after each move. Returns the number of moves made; the hand was
     cut off when ``state.hand_over`` is still false. An illegal move raises
     :class:`c8env.IllegalActionError` with the state unchanged.
     """
@@ -62,13 +55,10 @@ def play_hand(state: State, choose: Callable[[State], int], max_steps: int = MAX
     while not state.hand_over and steps < max_steps:
         seat = state.current_player
         action = choose(state)
-        before = state.copy() if watchers else None
         state.apply(action)
         steps += 1
         if on_move is not None:
             on_move(state, seat, action)
-        for watcher in watchers:
-            watcher.watch(before, action, state)
     return steps
 
 
@@ -198,4 +188,4 @@ class Episode:
 
 
 __all__ = ["DEFAULT_MAX_STEPS", "EPISODES", "Episode", "MAX_HAND_STEPS", "POLICY_ROLLOUT_STEPS", "REWARDS",
-           "V0_MAX_STEPS", "Watcher", "check_episode_args", "hand_rewards", "play_hand", "read_state"]
+           "V0_MAX_STEPS", "check_episode_args", "hand_rewards", "play_hand", "read_state"]

@@ -88,7 +88,7 @@ SEQUENCES = {
         ("docs/vector-envs.md", "python -m training.train --config configs/train/default.yaml --set vec_env=batched "
                                 "total_steps=300000"),
         ("docs/vector.md", "c8env eval greedy random --deals 10000"),
-        ("docs/speed.md", "c8env speed expert --hands 150 --spec expert:policy=distill-standard-2p,prior=0.05 "
+        ("docs/speed.md", "c8env speed expert --hands 150 --spec expert:policy=iter6-standard-2p,prior=0.05 "
                           "--baseline expert"),
     ]),
 }
@@ -104,8 +104,8 @@ NOT_RUN = [
      "the leaderboard of the repository: the exploitability sequence runs it on the repository's files"),
     (r".*", r"c8env speed (eval|jax)( .*)?", "timings at the sizes of their figures (c8env speed eval: 10,000 deals "
                                            "twice over)"),
-    (r"docs/training.md", r"python -m training\.(train --config configs/train/(?!default).*|average .*|"
-                                     r"specialise .*|record_speed .*|export runs/(?!default-s0 ).*)",
+    (r"docs/training.md", r"python -m training\.(train --config (configs/train/(?!default)|training/research/configs/)"
+                                     r".*|research\.(average|specialise|record_speed) .*|export runs/(?!default-s0 ).*)",
      "the recipes of the shipped policies and the research log: hours each; their configs load in tests/training"),
     (r"docs/rllib.md", r"python -m training.rllib .*--address .*", "joins a Ray cluster of several machines"),
     (r"docs/training.md", r"python -m training.rllib .*", "the rllib sequence runs rllib.md's block of these"),
@@ -248,7 +248,7 @@ def test_the_sequence_runs(name: str, tmp_path: Path) -> None:
     if name == "benchmark-your-agent":  # the leaderboard read the folder the bench wrote
         assert not (tmp_path / "results" / "bench.json").exists()
         board = (tmp_path / "board" / "leaderboard.md").read_text()
-        assert all(f"| {agent} |" in board for agent in ("my_agents:policy", "model.onnx", "model.zip", "random",
+        assert all(f"| {agent} |" in board for agent in ("fewest-options", "model.onnx", "model.zip", "random",
                                                          "greedy")), board
     if name == "exploitability":  # the repository's leaderboard is that command's output
         for path in ("README.md", "docs/leaderboard/leaderboard.md", "docs/leaderboard/leaderboard.csv"):

@@ -34,9 +34,11 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 #: Command-line programs of the project: the module whose ``build_parser()`` parses their arguments.
 PROGRAMS = {"c8env.tools.evaluation": "c8env.tools.evaluation", "c8env.tools.play": "c8env.tools.play", "c8env.tools.demo": "c8env.tools.demo",
             "c8env.tools.speed": "c8env.tools.speed", "training.train": "training.train", "training.export": "training.export",
-            "training.record_speed": "training.record_speed", "training.plot": "training.plot", "training.average": "training.average",
-            "training.information": "training.information", "training.regret": "training.regret",
-            "training.belief": "training.belief", "training.specialise": "training.specialise",
+            "training.research.record_speed": "training.research.record_speed", "training.plot": "training.plot",
+            "training.research.average": "training.research.average",
+            "training.research.information": "training.research.information",
+            "training.research.regret": "training.research.regret", "training.research.belief": "training.research.belief",
+            "training.research.specialise": "training.research.specialise",
             "training.rllib": "training.rllib.cli"}
 
 

@@ -71,6 +71,19 @@ def test_wheel_ships_presets_byte_for_byte(wheel: Path) -> None:
         assert not any(n.startswith("tests/") for n in names)
 
 
+def test_wheel_ships_the_catalog_and_its_files_in_12_mb(wheel: Path) -> None:
+    from c8env.agents import catalog
+
+    assert wheel.stat().st_size <= 12_000_000, f"{wheel.name} is {wheel.stat().st_size / 1e6:.1f} MB"
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+    assert "c8env/agents/catalog.yaml" in names
+    policies = sorted(n for n in names if n.startswith("c8env/agents/policies/"))
+    files = catalog.catalog().entries.values()
+    assert policies == sorted(f"c8env/agents/policies/{e.file.name}" for e in files if e.file is not None)
+    assert not any(n.startswith("training/") for n in names)
+
+
 def test_installed_wheel_loads_presets_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
     result = subprocess.run(
@@ -94,6 +107,8 @@ def test_installed_wheel_loads_presets_outside_the_repo(wheel: Path, tmp_path: P
         "for name in c8env.preset_names():",
         "    c8env.RuleSet.from_preset(name)",
         "state = c8env.State.new(3, 'uno_like', seed=0)",
+        "from c8env import agents",
+        "assert agents.load('expert-strong', seed=0) and agents.load('ensemble-standard-4p', num_players=4)",
         "assert state.legal_actions()",
         "print('ok', where)",
     ])

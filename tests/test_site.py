@@ -176,7 +176,7 @@ def test_site_builds_strictly(site) -> None:  # about 10 s on 2 cores: in the fa
     html = (out / "environment" / "index.html").read_text()
     assert "opponent_voids" in html and "Version History" in html
     assert 'href="../api/observation/#c8env.observation"' in html  # a docstring role became a link
-    assert "iter2-standard-2p" in (out / "agents" / "index.html").read_text()  # the included leaderboard
+    assert "rollout6-standard-2p" in (out / "agents" / "index.html").read_text()  # the included leaderboard
     assert "## 0.3.0.dev0" not in (out / "changelog" / "index.html").read_text()  # CHANGELOG.md, rendered
 
 

@@ -16,8 +16,9 @@ Modules:
 - :mod:`training.callback`: the ``Recorder`` callback (training logs, progress bar, stop flag) and log writers;
 - :mod:`training.train`: the run as one function, ``train(config)``, and its command line;
 - :mod:`training.export`: NumPy policy files from a model or a run's checkpoint;
-- :mod:`training.plot`: the learning curves of a run's evaluations.
-- :mod:`training.information`: what the hidden cards are worth to the search (shown hands, tracked draws).
+- :mod:`training.plot`: the learning curves of a run's evaluations;
+- :mod:`training.research`: the research beside the product (the experiments' entry points and configs, the
+  policy-file surgery, the recordings and the retired policy files).
 
 :mod:`training.config`, :mod:`training.pool` and :mod:`training.envs` import NumPy, pydantic
 and c8env only: the env worker processes never import torch. Nor does importing

@@ -256,7 +256,7 @@ class TrainConfig(RunConfig, BaseModel):
     pretrain_seed: int | None = Field(None, ge=0)
     """Seed of the warm start's recording (null: ``seed``). With another ``seed``, a run fits a fresh network
     (initialised and shuffled from ``seed``) to the same recording, e.g. the members of an average
-    (``python -m training.average``)."""
+    (``python -m training.research.average``)."""
     pretrain_demos: str | None = None
     """An ``.npz`` file for the recorded demonstrations, kept as the hands they were made in (each deal's seed and
     every move; loading replays them to the observations): loaded if it exists (recorded with the same
@@ -269,9 +269,9 @@ class TrainConfig(RunConfig, BaseModel):
     warm start's, e.g. a ``pretrain_behaviour`` recording beside the demonstrator's own."""
     pretrain_decisions: Literal["all", "declare", "endgame"] = "all"
     """The decisions the warm start fits: all; the suit declarations alone (a declaration specialist, whose
-    declaration logits ``python -m training.specialise`` puts into another network); or the endgame's, the moves
+    declaration logits ``python -m training.research.specialise`` puts into another network); or the endgame's, the moves
     with a choice (declarations aside) once some player holds at most ``pretrain_endgame_cards`` cards (an endgame
-    network, which ``python -m training.specialise --endgame`` adds to another network there)."""
+    network, which ``python -m training.research.specialise --endgame`` adds to another network there)."""
     pretrain_endgame_cards: int = Field(1, ge=1)
     """With ``pretrain_decisions: endgame``, the most cards some player holds at each decision fitted."""
     pretrain_suit_permutations: bool = False

@@ -35,15 +35,16 @@ import torch
 from tqdm import tqdm
 
 from c8env.actions import DECLARE_ACTIONS, NUM_ACTIONS
-from c8env.agents import ExpertAgent, load, watchers
+from c8env.agents import load
 from c8env.engine import State
-from c8env.episode import hand_rewards, play_hand
+from c8env.episode import hand_rewards
 from c8env.observation import OBS_SIZE, StateObservation, fewest_cards
 from c8env.rules import RuleSet, load_rules
 from c8env.seeding import derive_seed
 from training.config import TrainConfig
 from training.oracle import OracleSearch
 from training.pool import OpponentPool
+from training.research.expert import ResearchExpert, load_research, play_watched
 from training.symmetry import suit_permutations
 
 _CHUNK = 20_000  # demonstrations per chunk: each chunk has its own seed, so any worker count records the same
@@ -180,7 +181,7 @@ def _play_hand(state: State, agents: list[Any], demonstrator: list[bool], behavi
         seat = state.current_player
         view = StateObservation(state, seat)
         if demonstrator[seat] and not _labelled(view["observation"], endgame_only):
-            if isinstance(agents[seat], ExpertAgent):
+            if isinstance(agents[seat], ResearchExpert):
                 agents[seat].unasked()
             return behaviour[seat].act(view)
         action = agents[seat].act(view)
@@ -189,12 +190,11 @@ def _play_hand(state: State, agents: list[Any], demonstrator: list[bool], behavi
                               _search_values(agents[seat])))
             if behaviour[seat] is not None:
                 action = behaviour[seat].act(view)
-                if isinstance(agents[seat], ExpertAgent):
+                if isinstance(agents[seat], ResearchExpert):
                     agents[seat].moved(action)
         return action
 
-    play_hand(state, choose, max_steps, on_move=lambda _, __, action: moves.append(action),
-              watchers=watchers(agents))
+    play_watched(state, choose, agents, max_steps, on_move=lambda _, __, action: moves.append(action))
     return decisions, moves
 
 
@@ -238,11 +238,12 @@ def _record_hand(config: TrainConfig, hand: _Hand) -> _Played:
     """``hand`` played: the demonstrator's decisions, each with the discounted reward its seat finally got."""
     rules = load_rules(config.rules)
     n = config.num_players
-    agents = [load(s, rules=rules, num_players=n, seed=seed) for s, seed in zip(hand.specs, hand.seeds, strict=True)]
+    agents = [load_research(s, rules=rules, num_players=n, seed=seed)
+              for s, seed in zip(hand.specs, hand.seeds, strict=True)]
     demonstrator = [s == config.pretrain_agent for s in hand.specs]
     if config.pretrain_oracle:
         agents = [OracleSearch.from_expert(a) if mine else a for a, mine in zip(agents, demonstrator, strict=True)]
-    behaviour = [load(config.pretrain_behaviour, rules=rules, num_players=n, seed=derive_seed(seed, 1))
+    behaviour = [load_research(config.pretrain_behaviour, rules=rules, num_players=n, seed=derive_seed(seed, 1))
                  if mine and config.pretrain_behaviour else None
                  for mine, seed in zip(demonstrator, hand.seeds, strict=True)]
     state = State.new(n, rules, seed=hand.deal)
@@ -317,7 +318,7 @@ def record_demonstrations(config: TrainConfig, samples: int, seed: int, workers:
     if not config.pretrain_agent:
         raise ValueError("config key 'pretrain_agent' is null: no demonstrator to record")
     if config.pretrain_behaviour:  # a wrong spec stops the recording before any hand is played
-        load(config.pretrain_behaviour, rules=load_rules(config.rules), num_players=config.num_players, seed=0)
+        load_research(config.pretrain_behaviour, rules=load_rules(config.rules), num_players=config.num_players, seed=0)
     sizes = [min(_CHUNK, samples - start) for start in range(0, samples, _CHUNK)]
     seeds = [derive_seed(seed, first_chunk + i) for i in range(len(sizes))]
     workers = max(1, workers or os.cpu_count() or 1)

@@ -3,9 +3,9 @@
 The policy is ``logits = action_net(policy_net(obs * OBS_SCALE))`` where ``policy_net``
 is a stack of ``Linear`` + activation layers; :func:`policy_layers` turns it into the
 ``(weight, bias)`` list of the NumPy policy file, folding ``OBS_SCALE`` into the first
-layer's weights (``W @ (x * s) == (W * s) @ x``). The features extractor and the export live in
-:mod:`c8env.tools.maskable_ppo` (in the package: ``c8env exploit`` trains the same model) and are
-imported here under their old names.
+layer's weights (``W @ (x * s) == (W * s) @ x``). The features extractor, the export and the ``linear`` learning
+rate (:class:`~c8env.tools.maskable_ppo.LinearDecay`) live in :mod:`c8env.tools.maskable_ppo` (in the package:
+``c8env exploit`` trains the same model) and are imported here under their old names.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 from c8env.observation import OBS_SIZE
-from c8env.tools.maskable_ppo import ACTIVATIONS, ScaledObservation, obs_scale, policy_layers
+from c8env.tools.maskable_ppo import ACTIVATIONS, LinearDecay, ScaledObservation, obs_scale, policy_layers
 from training.config import TrainConfig
 
 
@@ -71,26 +71,6 @@ class OracleCriticPolicy(MaskableActorCriticPolicy):
             others = [p for p in self.parameters() if all(p is not c for c in critic)]
             self.optimizer = GroupScaledAdam([{"params": others}, {"params": critic, "lr_scale": critic_lr_scale}],
                                              lr=self.optimizer.param_groups[0]["lr"], **self.optimizer_kwargs)
-
-
-class LinearDecay:
-    """The ``linear`` learning rate: ``start * remaining``, ``remaining = 1 - step / total_steps`` of the whole run.
-
-    SB3 hands a schedule the progress of the current ``learn()`` call, but a run learns in
-    chunks (one ``learn()`` per periodic event); so :class:`training.callback.Recorder` sets
-    :attr:`remaining` at each rollout's end, just before the PPO update reads the rate, to the
-    value one ``learn()`` call over the whole run would pass (SB3's own formula).
-    """
-
-    def __init__(self, start: float) -> None:
-        self.start = start
-        self.remaining = 1.0
-
-    def set_step(self, step: int, total_steps: int) -> None:
-        self.remaining = 1.0 - float(step) / float(max(total_steps, 1))
-
-    def __call__(self, progress_remaining: float) -> float:
-        return self.start * self.remaining
 
 
 def build_model(config: TrainConfig, env: Any, logger: Any = None) -> MaskablePPO:

@@ -19,6 +19,7 @@ from c8env.actions import ANNOUNCE
 from c8env.agents.expert import ExpertAgent
 from c8env.cards import ALL_CARDS_MASK
 from c8env.observation import StateObservation
+from training.research.expert import ResearchExpert
 
 #: Decisions of a hand searched by one player (about 4 times a hand's usual count at 4 players).
 ORACLE_DECISIONS = 150
@@ -35,8 +36,9 @@ class OracleSearch(ExpertAgent):
         """The oracle of a guided expert (its options, guide and generator)."""
         if expert.policy is None:
             raise ValueError("pretrain_oracle plays the guide's favourite: the expert needs policy=<name or .npz path>")
-        if expert.belief is not None or expert.rules.num_decks(expert.num_players) != 1:
-            raise ValueError("pretrain_oracle pins the other hands by card sets: no belief=, one deck")
+        research = isinstance(expert, ResearchExpert) and (expert.belief is not None or expert.explain_hand > 0)
+        if research or expert.rules.num_decks(expert.num_players) != 1:
+            raise ValueError("pretrain_oracle pins the other hands by card sets: no belief= or explain_hand=, one deck")
         oracle = cls.__new__(cls)
         oracle.__dict__.update(expert.__dict__, _decisions=0)
         return oracle

@@ -11,14 +11,10 @@ agent's turn) and always returns a legal action. Specs:
   candidates searched, ``prior=0`` weight of the network's log-probability added to their means,
   ``confident=P``: its favourite played unsearched where it gives it probability P or more,
   ``rollouts=policy``: the network also plays the searcher's moves in the rollouts; ``rollouts=<shipped name or
-  .npz path>``: that network plays them); ``belief=greedy`` or
-  ``belief=<shipped name or .npz path>`` weighs its samples by the opponent's observed moves under that model
-  (2 players, with numba; ``draws=K``: each sample the one kept of K deals, in proportion to its weight);
-  ``last_draws=1``: its samples keep what each opponent's last voluntary draw showed (the observation's
-  ``opponent_last_draws``, read as a greedy player's: nothing he held fitted); ``explain_hand=TRIES``: its samples
-  explain every move of the other seats, as greedy players' (with numba; the harness shows it each move through
-  ``watch``, as ``c8env eval`` and the recordings do);
-- the name of a trained policy shipped in the package (see :func:`available`);
+  .npz path>``: that network plays them); the research options (:data:`RESEARCH_OPTIONS`) are refused here: they
+  live in ``training/research/expert.py``;
+- a named search of the catalog (``expert-strong``: the strongest agent at 2 players), or the name of a trained
+  policy shipped in the package (see :func:`available` and ``c8env agents``: :mod:`c8env.agents.catalog`);
 - the path of an exported policy file (:mod:`c8env.agents.policy`);
 - the path of an ONNX policy, ``*.onnx`` (:mod:`c8env.agents.onnx_policy`, the ``onnx`` extra), or of a
   Stable-Baselines3 model, ``*.zip`` (MaskablePPO, PPO, DQN: :mod:`c8env.agents.sb3_policy`, the ``train`` extra);
@@ -36,13 +32,14 @@ import importlib
 import math
 import re
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from c8env.agents import catalog
 from c8env.agents.expert import ExpertAgent
 from c8env.agents.greedy import GreedyAgent
 from c8env.agents.policy import PolicyAgent
@@ -99,13 +96,12 @@ OPTIONS: dict[str, dict[str, Option]] = {"expert": {
     "prior": Option(float, lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0", "setting"),
     "rollouts": Option(str, lambda v: bool(v.strip()), "'greedy', 'policy', a shipped policy name or a .npz path",
                        "policy", words=("greedy", "policy")),
-    "belief": Option(str, lambda v: bool(v.strip()), "'greedy', a shipped policy name or a .npz path", "policy",
-                     words=("greedy",)),
-    "draws": Option(int, lambda v: v >= 1, "an int >= 1", "budget", cap=16),  # deals per sample
     "confident": Option(float, lambda v: 0 < v <= 1, "a number in (0, 1]", "setting"),  # searches less
-    "last_draws": Option(int, lambda v: v in (0, 1), "0 or 1", "setting"),
-    "explain_hand": Option(int, lambda v: v >= 0, "an int >= 0", "budget", cap=100),  # deals and swaps per seat
 }}
+#: The options of each built-in agent's spec that are research, not c8env's (measured to gain nothing at play time,
+#: or serving only to record demonstrations): option name -> where it lives. :func:`parse_options` refuses them.
+RESEARCH_OPTIONS: dict[str, dict[str, str]] = {"expert": dict.fromkeys(
+    ("belief", "draws", "last_draws", "explain_hand"), "training/research/expert.py (ResearchExpert)")}
 
 
 class Agent(Protocol):
@@ -157,16 +153,6 @@ def observation_for(agent: Agent, state: State, seat: int) -> Mapping[str, np.nd
     return StateObservation(state, seat) if type(agent) in _OWN_TYPES else sealed_observation(state, seat)
 
 
-def watchers(agents: Sequence[object]) -> list[Any]:
-    """The agents among ``agents`` (each once) that read every move of a hand (``watching``: e.g.
-    ``expert:explain_hand=TRIES``), for :func:`c8env.episode.play_hand`'s ``watchers``."""
-    found: dict[int, Any] = {}
-    for agent in agents:
-        if getattr(agent, "watching", False):
-            found.setdefault(id(agent), agent)
-    return list(found.values())
-
-
 def agent_name(entry: object) -> str:
     """How tables and errors name an agent entry: a spec as written, an object's ``name`` (else its class),
     a factory's name."""
@@ -181,13 +167,26 @@ def agent_name(entry: object) -> str:
 
 
 def shipped_policies() -> list[str]:
-    """Names of the trained policies shipped inside the package."""
-    return sorted(p.stem for p in POLICY_DIR.glob("*.npz"))
+    """Names of the trained policies shipped inside the package (the catalog's networks)."""
+    return catalog.catalog().names("network")
+
+
+def named_searches() -> dict[str, str]:
+    """The catalog's named searches: name -> the spec it stands for (e.g. ``expert-strong``)."""
+    return {e.name: e.spec for e in catalog.catalog().entries.values() if e.spec is not None}
 
 
 def available() -> list[str]:
-    """Every spec loadable by name: the built-in agents, then the shipped trained policies."""
-    return [*BUILTIN, *shipped_policies()]
+    """Every spec loadable by name, in the catalog's order (``c8env agents`` shows what each is): the built-in
+    agents, the named searches and the shipped trained policies."""
+    return catalog.catalog().names()
+
+
+def _refuse_retired(name: str) -> None:
+    """A ``ValueError`` of one line for a policy name that left the package: its replacement and where it lives."""
+    retired = catalog.catalog().retired.get(name)
+    if retired is not None:
+        raise ValueError(retired.message())
 
 
 def parse_options(name: str, text: str) -> dict[str, Any]:
@@ -198,6 +197,9 @@ def parse_options(name: str, text: str) -> dict[str, Any]:
     for item in filter(None, text.split(",")):
         key, sep, value = item.partition("=")
         key = key.strip()
+        if key in RESEARCH_OPTIONS.get(name, {}):
+            raise ValueError(f"agent spec option {key!r} for {name!r} is a research option, not part of c8env's "
+                             f"agents: it lives in {RESEARCH_OPTIONS[name][key]}")
         if not sep or key not in allowed:
             raise ValueError(
                 f"agent spec option {item!r} for {name!r} is invalid; allowed: "
@@ -267,6 +269,8 @@ def _policy(spec: str | Path, rules: RuleSet, num_players: int, what: str = "age
         return _checked_policy(PolicyAgent(policies[spec]), rules, num_players)
     if isinstance(spec, str) and spec in shipped_policies():
         return _checked_policy(PolicyAgent(POLICY_DIR / f"{spec}.npz"), rules, num_players)
+    if isinstance(spec, str):
+        _refuse_retired(spec)
     if not str(spec).endswith(".npz") or not Path(spec).is_file():
         names = available() if allowed is None else allowed
         raise ValueError(f"{what} {str(spec)!r}: no such policy file; allowed: {', '.join(names)}, "
@@ -320,7 +324,14 @@ def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | Ru
         return _policy(spec, rules, num_players)
     if not isinstance(spec, str):
         return _from_object(spec, "agent", rules, num_players, seed)
+    searches = named_searches()
+    if spec in searches:
+        return load(searches[spec], rules, num_players, seed, policies)
     name, _, option_text = spec.partition(":")
+    if name in searches:
+        raise ValueError(f"agent spec {spec!r}: {name!r} is a named search and takes no options; write its spec "
+                         f"with yours instead: {searches[name]},...")
+    _refuse_retired(name)
     if name not in available() and _IMPORT_SPEC.match(spec):
         return _from_object(_imported(spec), f"agent spec {spec!r}", rules, num_players, seed)
     options = parse_options(name, option_text)
@@ -338,8 +349,6 @@ def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | Ru
             if option.kind == "policy" and value not in option.words:
                 options[key] = _policy(value, rules, num_players, f"expert {key}",
                                        [*option.words, *shipped_policies(), *(policies or ())], policies)
-        if "last_draws" in options:
-            options["last_draws"] = bool(options["last_draws"])
         return ExpertAgent(rules, num_players, seed=seed, **options)
     if name in shipped_policies():
         return _policy(name, rules, num_players)
@@ -347,6 +356,6 @@ def load(spec: str | Path | Agent | Callable[..., Agent], rules: str | dict | Ru
                      "SB3 .zip policy, or package.module:name (an agent object or factory)")
 
 
-__all__ = ["BATCH_MODES", "OPTIONS", "OPTION_KINDS", "Agent", "BatchAgent", "ExpertAgent", "GreedyAgent", "Option",
-           "PolicyAgent", "PolicyMismatchWarning", "RandomAgent", "agent_name", "available", "batch_mode", "is_own",
-           "load", "observation_for", "parse_options", "shipped_policies", "watchers"]
+__all__ = ["BATCH_MODES", "OPTIONS", "OPTION_KINDS", "RESEARCH_OPTIONS", "Agent", "BatchAgent", "ExpertAgent",
+           "GreedyAgent", "Option", "PolicyAgent", "PolicyMismatchWarning", "RandomAgent", "agent_name", "available",
+           "batch_mode", "is_own", "load", "named_searches", "observation_for", "parse_options", "shipped_policies"]

@@ -16,22 +16,15 @@ Guided by a trained network (``expert:policy=NAME``): only the network's ``top``
 candidates are searched (the same samples, fewer rollouts), and ``prior`` times its
 log-probability of each can be added to the mean results; with ``confident=P`` the network's favourite is
 played without a search where it gives it probability P or more (the budget kept for the doubtful
-decisions). Guided by ``distill-standard-2p``
-(``expert:policy=distill-standard-2p,prior=0.05``) it beats the plain expert in a little less
-time per move (training/research/NOTES.md has the figures).
+decisions). Guided by a clone of the search (``expert:policy=NAME,prior=0.05``) it beats the plain expert in a
+little less time per move (training/research/NOTES.md has the figures).
 With ``rollouts=policy`` the network also plays the searcher's own moves in the rollouts
 (its first ``POLICY_ROLLOUT_STEPS`` moves; the other players stay greedy, the model its
 inference assumes), so a move is judged by how the network would go on (training/research/NOTES.md);
 ``rollouts=NAME`` has another network play them (a small one is fast enough to roll out with).
 
-Inference from play (``expert:belief=MODEL``, 2 players, compiled search only): each sample of the
-hidden cards is weighted by how likely the opponent's last move was, had he held that sample's hand,
-under a model of him -- ``greedy`` (its move: 1, any other: ``GREEDY_EPSILON``) or a network's softmax
-(a shipped policy name or .npz path) -- and the candidates are ranked by weighted means. The move
-weighed is the opponent's turn since the expert's last decision when it was one card played from his
-hand without drawing (his hand then: the sample's plus that card) and the suit he then declared; other
-turns (draws, passes, several cards) leave the samples unweighted. With ``draws=K`` each sample is
-the one kept of K deals, with probability in proportion to its weight (training/research/NOTES.md).
+The research options (inference from play, samples that explain the moves seen, the recordings' hooks) are
+:class:`training.research.expert.ResearchExpert`'s, a subclass beside the product.
 
 Where numba is installed the samples and rollouts run compiled
 (:mod:`c8env.agents.search_compiled`): the same decisions, many times faster.
@@ -48,7 +41,7 @@ from c8env.actions import ANNOUNCE, DRAW
 from c8env.agents.decision_view import view_from_state
 from c8env.agents.greedy import greedy_action
 from c8env.agents.policy import PolicyAgent
-from c8env.cards import NUM_CARDS, NUM_SUITS, RANK_MASKS, RANKS, SUIT_MASKS, SUITS, card_text
+from c8env.cards import NUM_CARDS, NUM_SUITS, RANKS, SUIT_MASKS, SUITS, card_text
 from c8env.engine import (
     ANY_SUIT,
     COUNTDOWN_START,
@@ -100,10 +93,6 @@ def public_position(observation: dict, rules: RuleSet) -> tuple[dict, list[int],
     return data, unseen, sizes
 
 
-#: The greedy belief model's probability of a move other than greedy's (greedy's own: 1).
-GREEDY_EPSILON = 0.05
-
-
 def _check_compiled(compiled: bool | None) -> bool:
     from c8env.vector.jit import COMPILED
 
@@ -125,7 +114,6 @@ class _AfterMove(NamedTuple):
     follow: int  # bit set of the cards the opponent could then play (wild cards included)
     top: int
     opponent_size: int
-    position: State  # the position after the move (the opponent's hand and the stock as sampled)
 
 
 class ExpertAgent:
@@ -134,9 +122,7 @@ class ExpertAgent:
     def __init__(self, rules: RuleSet, num_players: int, simulations: int = 100, time_ms: float | None = None,
                  seed: int | None = None, reward: str = "win", compiled: bool | None = None,
                  policy: PolicyAgent | None = None, top: int = 3, prior: float = 0.0,
-                 rollouts: str | PolicyAgent = "greedy", belief: str | PolicyAgent | None = None,
-                 draws: int = 1, confident: float | None = None, last_draws: bool = False,
-                 explain_hand: int = 0) -> None:
+                 rollouts: str | PolicyAgent = "greedy", confident: float | None = None) -> None:
         """``compiled``: run the search with the compiled kernels (None: whenever numba is available;
         True where it is not raises ``ValueError``). Both loops make the same decisions.
 
@@ -146,16 +132,7 @@ class ExpertAgent:
         network gives its favourite candidate this probability or more (softmax over the candidates), it is
         played without a search (None: every decision with a choice is searched). ``rollouts``:
         ``"greedy"`` (everyone plays greedy in the rollouts), ``"policy"`` (the network ``policy`` plays the
-        searcher's moves) or a :class:`PolicyAgent` that plays them (a small, fast one beside a big guide).
-        ``belief``: ``"greedy"`` or a :class:`PolicyAgent`, the model of the opponent whose observed moves
-        weigh the samples (see the module docstring; 2 players, compiled);
-        ``draws``: deals per sample under a belief, one kept in proportion to its weight. ``last_draws``: the
-        samples read the observation's ``opponent_last_draws`` as a greedy player's: none of the cards an opponent
-        then held fitted, so as many of his cards as he has held since lie outside the suits and ranks it names.
-        ``explain_hand``: each sample explains every move of the other seats that :meth:`watch` showed it, as a greedy
-        player's, each hand rebuilt backward through his plays and draws (up to that many deals per seat, then as
-        many swaps of one card: :meth:`c8env.agents.search_compiled.CompiledSearch.observe_hand`; 0: off; compiled
-        search only)."""
+        searcher's moves) or a :class:`PolicyAgent` that plays them (a small, fast one beside a big guide)."""
         if not isinstance(simulations, int) or simulations < 1:
             raise ValueError(f"expert simulations={simulations!r} is invalid; allowed: an int >= 1")
         if time_ms is not None and not time_ms > 0:
@@ -179,19 +156,6 @@ class ExpertAgent:
                              "PolicyAgent")
         if rollouts == "policy" and policy is None:
             raise ValueError("expert rollouts='policy' plays a network in the rollouts; give policy=<name or .npz path>")
-        if not isinstance(draws, int) or isinstance(draws, bool) or draws < 1:
-            raise ValueError(f"expert draws={draws!r} is invalid; allowed: an int >= 1")
-        if draws > 1 and belief is None:
-            raise ValueError(f"expert draws={draws} chooses among deals by a belief's weights; give belief=")
-        if belief is not None:
-            if belief != "greedy" and not isinstance(belief, PolicyAgent):
-                raise ValueError(f"expert belief={belief!r} is invalid; allowed: None, 'greedy' or a PolicyAgent")
-            if num_players != 2:
-                raise ValueError(f"expert belief weighs a single opponent's moves; num_players={num_players} "
-                                 "is not allowed with it (2 players only)")
-            if compiled is False or not _check_compiled(compiled):
-                raise ValueError("expert belief runs in the compiled search only; it needs numba (pip install "
-                                 "c8env[fast]) and compiled=None or True")
         self.rules = rules
         self.num_players = num_players
         self.simulations = simulations
@@ -205,29 +169,13 @@ class ExpertAgent:
         #: The network that plays the searcher's moves in the rollouts (None: greedy does).
         self.rollout_policy = (policy if rollouts == "policy"
                                else rollouts if isinstance(rollouts, PolicyAgent) else None)
-        for network, who in ((self.rollout_policy, "expert rollouts"), (belief, "expert belief")):
-            if isinstance(network, PolicyAgent):
-                network.single_network(who)  # the compiled kernels play one MLP
-        self.belief = belief
-        self.draws = draws
-        if not isinstance(last_draws, bool):
-            raise ValueError(f"expert last_draws={last_draws!r} is invalid; allowed: True or False")
-        self.last_draws = last_draws
-        if not isinstance(explain_hand, int) or isinstance(explain_hand, bool) or explain_hand < 0:
-            raise ValueError(f"expert explain_hand={explain_hand!r} is invalid; allowed: an int >= 0")
-        if explain_hand and (compiled is False or not _check_compiled(compiled)):
-            raise ValueError("expert explain_hand runs in the compiled search only; it needs numba (pip install "
-                             "c8env[fast]) and compiled=None or True")
-        self.explain_hand = explain_hand
-        self._watched: list[tuple[State, int, int, int]] = []  # the hand's moves shown by watch (see there)
-        self._hand: tuple[int, int] | None = None  # the hand they belong to: (its deal's entropy, hands played)
+        if self.rollout_policy is not None:
+            self.rollout_policy.single_network("expert rollouts")  # the compiled kernels play one MLP
         self.rng = np.random.default_rng(seed)
         self.compiled = _check_compiled(compiled)
         self._kernel: Any = None  # the compiled search, built at the first search
         self._last: _AfterMove | None = None
         self._known: tuple[int, int] | None = None  # (cards the opponent cannot hold, how many of his cards)
-        self._observed: tuple[State, int, int] | None = None  # the opponent's last move to weigh (see _infer)
-        self._position: State | None = None  # the position of the last move chosen and remembered (2 players)
         self.last_search: tuple[list[int], np.ndarray] | None = None
         """The last decision's searched candidates and their mean rollout results (None: it had one candidate)."""
 
@@ -237,11 +185,8 @@ class ExpertAgent:
         if not legal:
             raise ValueError("ExpertAgent.act: the action mask has no legal action (not this agent's turn?)")
         self.last_search = None
-        self._position = None
         if ANNOUNCE in legal:
             return ANNOUNCE
-        if self.explain_hand:
-            self._explain_hand(observation)
         data, unseen, sizes = public_position(observation, self.rules)
         requirements = self._requirements(data, sizes)
         first = self._deal_hidden(unseen, sizes, requirements)
@@ -262,52 +207,7 @@ class ExpertAgent:
             action = self._search(public, unseen, sizes, requirements, candidates, bonus)
         if self.num_players == 2:
             self._remember(public, action)
-            self._position = public
         return action
-
-    def moved(self, action: int) -> None:
-        """Its seat made ``action``, not the move :meth:`act` chose last (another agent moved for it, e.g. a
-        recording's behaviour agent): the inference from the opponent's draws follows the move made."""
-        if self._position is not None:
-            self._remember(self._position, action)
-
-    def unasked(self) -> None:
-        """Its seat moved without asking it (a recording's behaviour agent played a position left unlabelled): no
-        inference follows from a move it does not know."""
-        self._last, self._known, self._position = None, None, None
-
-    @property
-    def watching(self) -> bool:
-        """Whether it reads the other seats' moves (``explain_hand``): harnesses then show it each one (:meth:`watch`)."""
-        return self.explain_hand > 0
-
-    def watch(self, before: State, action: int, after: State) -> None:
-        """A move of the hand: the player to act in ``before`` made ``action``, leading to ``after``. With
-        ``explain_hand`` it keeps a copy of ``before`` (of which the search reads the public facts: the mover's hand
-        is rebuilt for each sample), the move and the cards it drew; moves of an earlier hand are forgotten."""
-        if not self.explain_hand:
-            return
-        self._start_hand(before)
-        mover = before.current_player
-        self._watched.append((before.copy(), mover, action, max(0, after.sizes[mover] - before.sizes[mover])))
-
-    def _start_hand(self, state: State) -> None:
-        """Forget the moves watched if ``state`` is of another hand than theirs."""
-        hand = (state.generator_key[0], state.hands_played)
-        if hand != self._hand:
-            self._watched, self._hand = [], hand
-
-    def _explain_hand(self, observation: Any) -> None:
-        """Give the compiled search the other seats' moves watched in this hand, in its numbering."""
-        state = getattr(observation, "state", None)
-        if not isinstance(state, State):
-            raise ValueError("expert explain_hand reads the moves that watch() shows it and needs the StateObservation "
-                             "of c8env's harnesses (c8env eval, the recordings), not a plain observation dict")
-        self._start_hand(state)
-        seat, n = observation.seat, self.num_players
-        moves = [(position, (mover - seat) % n, action, drawn)
-                 for position, mover, action, drawn in self._watched if mover != seat]
-        self.compiled_kernel().observe_hand(moves, self.explain_hand)
 
     def _guide(self, observation: dict, candidates: list[int]) -> tuple[list[int], np.ndarray, float]:
         """The policy network's ``top`` candidates, best first, their bonus (``prior`` times the
@@ -329,7 +229,7 @@ class ExpertAgent:
             samples = self._compiled_search(public, unseen, sizes, requirements, candidates, totals, deadline)
         else:
             samples = self._python_search(public, unseen, sizes, requirements, candidates, totals, deadline)
-        means = totals / samples  # samples: the summed weights under a belief
+        means = totals / samples
         self.last_search = (candidates, means)
         return candidates[int(np.argmax(means + bonus))]
 
@@ -357,26 +257,21 @@ class ExpertAgent:
 
             rolling = self.rollout_policy
             network = None if rolling is None else (rolling.layers, rolling.meta["activation"])
-            model = self.belief
-            if isinstance(model, PolicyAgent):
-                model = (model.layers, model.meta["activation"])
-            self._kernel = CompiledSearch(self.rules, self.num_players, self.reward, network, model, GREEDY_EPSILON,
-                                          self.draws)
+            self._kernel = CompiledSearch(self.rules, self.num_players, self.reward, network)
         return self._kernel
 
     def _compiled_search(self, public: State, unseen: list[int], sizes: list[int], requirements: dict,
                          candidates: list[int], totals: np.ndarray, deadline: float | None) -> float:
         """The loop of :meth:`_search`, run by :class:`c8env.agents.search_compiled.CompiledSearch` (one call, or one
-        call per sample under a time budget); the summed weights of the samples taken (their number without a
-        belief)."""
+        call per sample under a time budget); the summed weights of the samples taken (their number: 1 each)."""
         kernel = self.compiled_kernel()
         hidden = kernel.hidden(unseen, sizes, requirements)
         mass = np.zeros(1)
         if deadline is None:
-            kernel.run(public, hidden, candidates, 0, self.simulations, self.rng, totals, mass, self._observed)
+            kernel.run(public, hidden, candidates, 0, self.simulations, self.rng, totals, mass)
             return float(mass[0])
         for sample in range(self.simulations):
-            kernel.run(public, hidden, candidates, sample, sample + 1, self.rng, totals, mass, self._observed)
+            kernel.run(public, hidden, candidates, sample, sample + 1, self.rng, totals, mass)
             if time.perf_counter() > deadline:
                 break
         return float(mass[0])
@@ -389,16 +284,14 @@ class ExpertAgent:
         kept = held & ~(1 << action) if action < NUM_CARDS else held
         to_move = after.phase is Phase.PLAY and after.current_player == 1 and not after.pending
         follow = (after.follow_mask() | after.wild_mask(1)) if to_move else 0
-        self._last = _AfterMove(kept, tuple(public.scores), to_move, follow, after.discard[-1], after.sizes[1], after)
+        self._last = _AfterMove(kept, tuple(public.scores), to_move, follow, after.discard[-1], after.sizes[1])
         if after.hand_over:
             self._last, self._known = None, None
 
     def _infer(self, public: State) -> None:
         """A greedy opponent draws only when nothing fits and then plays the card that fits: after he
-        drew (or passed), none of his cards fits what he had to follow. Under a belief, his turn is also
-        kept to weigh the samples by when it was one card played from his hand, without drawing."""
+        drew (or passed), none of his cards fits what he had to follow."""
         last = self._last
-        self._observed = None
         if last is None:
             return
         if last.kept & ~public.held_cards(0)[0] or tuple(public.scores) != last.scores:  # a new hand
@@ -407,9 +300,6 @@ class ExpertAgent:
         if not last.opponent_to_move:
             return
         played = public.discard[-1] != last.top
-        one_card = len(public.discard) == len(last.position.discard) + 1 and public.sizes[1] == last.opponent_size - 1
-        if self.belief is not None and played and one_card:
-            self._observed = (last.position, public.discard[-1], -1 if public.suit == ANY_SUIT else public.suit)
         drew = public.sizes[1] - last.opponent_size + played
         if drew >= 1 or not played:
             self._known = (last.follow, public.sizes[1])
@@ -426,11 +316,6 @@ class ExpertAgent:
                 void |= SUIT_MASKS[SUITS.index(suit)]
             void &= ~wild
             rules = [(void, sizes[seat - 1])]
-            record = data["last_draws"][seat]
-            if self.last_draws and record is not None:
-                fitted = sum(SUIT_MASKS[SUITS.index(suit)] for suit in record["suits"])
-                fitted |= sum(RANK_MASKS[RANKS.index(rank)] for rank in record["ranks"])
-                rules.insert(0, (fitted | void, min(record["held"], sizes[seat - 1])))
             if seat == 1 and self._known is not None and self.num_players == 2:
                 rules.insert(0, (self._known[0] | void, min(self._known[1], sizes[0])))
             out[seat] = rules

@@ -1,4 +1,4 @@
-"""The ``c8env`` command: ``c8env eval ...``, ``c8env play ...``, ``c8env demo ...``, ``c8env speed ...``."""
+"""The ``c8env`` command: ``c8env agents``, ``c8env eval ...``, ``c8env play ...``, ``c8env demo ...``, ``c8env speed ...``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import importlib
 import sys
 
 COMMANDS = {
+    "agents": ("c8env.agents.catalog", "the shipped agents, their figures and the recommended opponent per setting"),
     "eval": ("c8env.tools.evaluation.cli", "evaluate agents: duplicate deals, win rates with 95% intervals, leagues, benchmarks"),
     "leaderboard": ("c8env.tools.evaluation.leaderboard", "rank benchmark results files: Markdown, CSV and a PNG"),
     "exploit": ("c8env.tools.exploit", "train a best response to a frozen agent: how far it can be beaten (train extra)"),

@@ -12,15 +12,17 @@ wheel:
   (``W @ (x * s) == (W * s) @ x``): ``c8env.agents.load(path)`` then plays the model's
   deterministic action with NumPy alone;
 * :class:`LearnerVecEnv`: Stable-Baselines3's ``VecEnv`` protocol (with MaskablePPO's action
-  masks) over :class:`c8env.envs.vector_envs.LearnerVectorEnv`, the learner's games against
-  frozen batched opponents stepped as one batch in this process.
+  masks) over :class:`c8env.envs.learner_games.LearnerGames`, the learner's games against
+  batched opponents stepped as one batch in this process (``training``'s ``vec_env: batched`` is one);
+* :class:`LinearDecay`: the learning rate decaying linearly over a run that learns in several ``learn()`` calls.
 
 Imports torch and Stable-Baselines3: only the commands that train load this module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +41,7 @@ from c8env.rules import load_rules
 from c8env.versions import OBS_SIZES
 
 if TYPE_CHECKING:
-    from c8env.envs.vector_envs import LearnerVectorEnv
+    from c8env.envs.learner_games import LearnerGames
 
 #: Divisors of the raw observation counts that can exceed a few units.
 _SCALE_BY_PART = {"opponent_hand_sizes": 10.0, "stock_size": 20.0, "pending_draw": 5.0, "draws_this_turn": 5.0,
@@ -126,78 +128,187 @@ def save_npz(model: Any, path: str | Path, num_players: int, rules: Any, descrip
     return path
 
 
-class LearnerVecEnv(VecEnv):
-    """A :class:`~c8env.envs.vector_envs.LearnerVectorEnv` as Stable-Baselines3's ``VecEnv``.
+class LinearDecay:
+    """The learning rate ``start * remaining``, ``remaining = 1 - step / total_steps`` of the whole run.
 
-    ``reset()`` seeds game ``b`` with ``seed + b`` after ``seed(seed)`` (SB3's per-env seeds, which the
-    learner env takes the same way). An episode's end brings ``terminal_observation``,
-    ``TimeLimit.truncated`` and ``learner_won`` (the hand, or the match, went to the learner's seat) in
-    its info. ``env_method("action_masks")`` and ``has_attr("action_masks")`` answer MaskablePPO.
+    SB3 hands a schedule the progress of the current ``learn()`` call, but a run learns in several calls (one per
+    periodic event or curve point); so a callback sets :attr:`remaining` at each rollout's end (:meth:`set_step`),
+    just before the PPO update reads the rate, to the value one ``learn()`` call over the whole run would pass (SB3's
+    own formula)."""
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        self.remaining = 1.0
+
+    def set_step(self, step: int, total_steps: int) -> None:
+        self.remaining = 1.0 - float(step) / float(max(total_steps, 1))
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.start * self.remaining
+
+
+class LearnerVecEnv(VecEnv):
+    """:class:`~c8env.envs.learner_games.LearnerGames` (one learner seat per game, the opponents batched) as
+    Stable-Baselines3's ``VecEnv``, stepped as one batch in this process.
+
+    Infos as ``SingleAgentEnv``'s (``illegal_action="raise"``) at every step: ``learner_seat``, ``skipped_deals``, the
+    hand results with neutral values where no hand ended (``hand_winner``, ``end_reason``, ``match_winner`` in match
+    mode), ``scores``, ``action_mask``; at an episode's end also ``terminal_observation`` (zeros past the
+    observation vector, in a wider space), ``TimeLimit.truncated``, ``learner_won`` (the hand, or the match, went to
+    the learner's seat), ``opponent_kind`` (``kind_of`` of each opponent of the table, or ``mixed`` where they
+    differ) and ``episode`` (``r``, ``l``, ``t``, as Gymnasium's ``RecordEpisodeStatistics``).
+
+    ``reset()`` seeds game ``b`` with SB3's per-env seed (``seed + b`` after ``seed(seed)``). With ``cutoff_reward``
+    a hand cut off at the games' ``max_steps`` ends its episode with that reward (no time-limit truncation to
+    bootstrap). ``env_method("action_masks")`` and ``has_attr("action_masks")`` answer MaskablePPO; ``methods`` are
+    further env methods, each called once for the whole batch (e.g. an opponent pool's ``set_snapshots``).
+    ``observation_space`` (default: the observation vector's) may be wider, for a subclass's :meth:`_observation`.
     """
 
-    def __init__(self, env: LearnerVectorEnv) -> None:
-        self.env = env
-        super().__init__(env.num_envs, vector_space(), spaces.Discrete(NUM_ACTIONS))
+    def __init__(self, games: LearnerGames, cutoff_reward: float | None = None,
+                 kind_of: Callable[[Any], str] = str, methods: dict[str, Callable[..., Any]] | None = None,
+                 observation_space: spaces.Box | None = None) -> None:
+        self.games = games
+        self.cutoff_reward = cutoff_reward
+        self.kind_of = kind_of
+        self.methods = {"action_masks": self.action_masks, **(methods or {})}
+        super().__init__(games.num_envs, observation_space or vector_space(), spaces.Discrete(NUM_ACTIONS))
+        self._match = games.episode == "match"
         self._actions = np.zeros(self.num_envs, dtype=np.int64)
+        self._returns = np.zeros(self.num_envs, dtype=np.float64)
+        self._lengths = np.zeros(self.num_envs, dtype=np.int64)
+        self._started = np.zeros(self.num_envs, dtype=np.float64)
+
+    def _observation(self, observation: np.ndarray) -> np.ndarray:
+        """What the learner is handed for the games' observations (a copy; a subclass may append inputs)."""
+        return observation.copy()
+
+    def _kind(self, entries: Sequence[Any]) -> str:
+        """The ``opponent_kind`` of one table."""
+        kinds = {self.kind_of(entry) for entry in entries}
+        return kinds.pop() if len(kinds) == 1 else "mixed"
+
+    def _start_info(self, b: int) -> dict[str, Any]:
+        """Game ``b``'s info as ``SingleAgentEnv.reset`` gives it (its episode has just begun)."""
+        games = self.games
+        return self._info(int(games.learner_seat[b]), int(games.skipped[b]), None, games.games.scores[b],
+                          games.action_mask[b].astype(bool))
+
+    def _info(self, seat: int, skipped: int, hand: int | None, scores: np.ndarray, mask: np.ndarray,
+              match_over: bool = False) -> dict[str, Any]:
+        """``SingleAgentEnv``'s info: ``hand`` is the game whose result (a hand ended in it in the step) fills the
+        hand keys, None for neutral values."""
+        res = self.games.results
+        info: dict[str, Any] = {"learner_seat": seat, "skipped_deals": skipped,
+                                "hand_winner": -1 if hand is None else int(res.hand_winner[hand]),
+                                "end_reason": 0 if hand is None else int(res.end_reason[hand]),
+                                "scores": np.array(scores, dtype=np.int64)}
+        if self._match:
+            info["match_winner"] = int(res.match_winner[hand]) if hand is not None and match_over else -1
+        info["action_mask"] = mask
+        return info
 
     def reset(self) -> np.ndarray:
         if any(self._options):
-            raise ValueError(f"LearnerVecEnv takes no reset options, got {self._options}")
-        seed = self._seeds[0] if self._seeds else None
-        obs, _ = self.env.reset(seed=seed)
+            raise ValueError(f"{type(self).__name__} takes no reset options, got {self._options}")
+        self.games.reset(self._seeds)
         self._reset_seeds()
         self._reset_options()
-        self.reset_infos = [{} for _ in range(self.num_envs)]
-        return obs
+        self.reset_infos = [self._start_info(b) for b in range(self.num_envs)]
+        self._returns[:] = 0.0
+        self._lengths[:] = 0
+        self._started[:] = time.perf_counter()
+        return self._observation(self.games.observation)
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64)
 
     def step_wait(self) -> VecEnvStepReturn:
-        obs, reward, terminated, truncated, info = self.env.step(self._actions)
-        dones = terminated | truncated
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        if dones.any():
-            final = info["final_info"]
-            key = "match_winner" if "match_winner" in final else "hand_winner"
-            winners, valid = final.get(key), final.get("_" + key)
-            for b in np.flatnonzero(dones).tolist():
-                won = winners is not None and bool(valid[b]) and bool(winners[b] == final["learner_seat"][b])
-                infos[b] = {"terminal_observation": info["final_obs"][b].copy(),
-                            "TimeLimit.truncated": bool(truncated[b] and not terminated[b]), "learner_won": won}
+        obs, reward, dones, infos = self._step()
         return obs, reward.astype(np.float32), dones, infos
 
+    def _step(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """:meth:`step_wait` with the rewards as float64 (the episode returns in the infos summed from them)."""
+        games = self.games
+        obs, reward, terminated, truncated = games.step(self._actions)
+        if self.cutoff_reward is not None:  # a hand cut off at max_steps counts as lost, and ends the episode
+            cut = truncated & ~terminated
+            reward = np.where(cut, self.cutoff_reward, reward)
+            terminated, truncated = terminated | cut, truncated & ~cut
+        dones = terminated | truncated
+        self._returns += reward
+        self._lengths += 1
+        res = games.results
+        infos: list[dict[str, Any]] = []
+        now = time.perf_counter()
+        masks = games.action_masks()
+        for b in range(self.num_envs):
+            seat = int(games.final_seat[b])
+            hand = b if res.hand_over[b] else None
+            if dones[b]:  # the finished episode's last info: its totals, an empty mask
+                info = self._info(seat, int(games.final_skipped[b]), hand, games.final_scores[b],
+                                  np.zeros(NUM_ACTIONS, dtype=bool), bool(terminated[b]))
+            else:
+                info = self._info(seat, int(games.skipped[b]), hand, games.games.scores[b], masks[b])
+            info["TimeLimit.truncated"] = bool(truncated[b] and not terminated[b])
+            if dones[b]:
+                winner = info.get("match_winner", info["hand_winner"])
+                final = games.final_observation[b]
+                info.update(terminal_observation=np.pad(final, (0, self.observation_space.shape[0] - OBS_SIZE)),
+                            opponent_kind=self._kind(games.final_opponents[b]),
+                            learner_won=winner >= 0 and winner == seat,
+                            episode={"r": float(self._returns[b]), "l": int(self._lengths[b]),
+                                     "t": round(now - self._started[b], 6)})
+                self.reset_infos[b] = self._start_info(b)
+                self._returns[b] = 0.0
+                self._lengths[b] = 0
+                self._started[b] = now
+            infos.append(info)
+        return self._observation(obs), reward, dones, infos
+
     def action_masks(self) -> np.ndarray:
-        return self.env.action_masks()
+        """The learner's legal actions in each game (bool[B, 60])."""
+        return self.games.action_masks()
 
     def close(self) -> None:
-        self.env.close()
+        pass
 
     def get_images(self) -> Sequence[np.ndarray | None]:
         return [None] * self.num_envs
 
+    # ----- per-env calls: every env shares the batch ------------------------------------------------------------
     def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
-        if method_name != "action_masks" or method_args or method_kwargs:
-            raise AttributeError(f"LearnerVecEnv has no env method {method_name!r}; allowed: action_masks()")
-        masks = self.env.action_masks()
-        return [masks[i] for i in self._get_indices(indices)]
+        indices = list(self._get_indices(indices))
+        if method_name == "action_masks" and not method_args and not method_kwargs:
+            masks = self.games.action_masks()
+            return [masks[i] for i in indices]
+        if method_name in self.methods and method_name != "action_masks":
+            self.methods[method_name](*method_args, **method_kwargs)
+            return [None] * len(indices)
+        raise AttributeError(f"{type(self).__name__} has no env method {method_name!r}; allowed: "
+                             f"{', '.join(self.methods)}")
 
     def has_attr(self, attr_name: str) -> bool:
-        return attr_name in ("action_masks", "render_mode")
+        return attr_name in self.methods or attr_name == "render_mode"
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        """``render_mode`` (None) or the env methods, per env."""
         indices = list(self._get_indices(indices))
         if attr_name == "render_mode":
             return [None] * len(indices)
         if attr_name == "action_masks":
-            return [lambda i=i: self.env.action_masks()[i] for i in indices]
-        raise AttributeError(f"LearnerVecEnv has no env attribute {attr_name!r}; allowed: render_mode, action_masks")
+            return [lambda i=i: self.games.action_masks()[i] for i in indices]
+        if attr_name in self.methods:
+            return [self.methods[attr_name]] * len(indices)
+        raise AttributeError(f"{type(self).__name__} has no env attribute {attr_name!r}; allowed: render_mode, "
+                             f"{', '.join(self.methods)}")
 
     def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-        raise AttributeError(f"LearnerVecEnv has no settable env attributes (asked for {attr_name!r})")
+        raise AttributeError(f"{type(self).__name__} has no settable env attributes (asked for {attr_name!r})")
 
     def env_is_wrapped(self, wrapper_class: type[gymnasium.Wrapper], indices: Any = None) -> list[bool]:
         return [False] * len(list(self._get_indices(indices)))
 
 
-__all__ = ["ACTIVATIONS", "LearnerVecEnv", "ScaledObservation", "obs_scale", "policy_layers", "save_npz"]
+__all__ = ["ACTIVATIONS", "LearnerVecEnv", "LinearDecay", "ScaledObservation", "obs_scale", "policy_layers",
+           "save_npz"]

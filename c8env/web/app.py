@@ -36,6 +36,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from c8env.agents import OPTIONS, available
+from c8env.agents.catalog import catalog
 from c8env.rules import preset_names
 from c8env.tools.replay import MAX_REPLAY_BYTES, play_replay
 from c8env.web.games import MAX_EXPERT_SIMULATIONS, MAX_EXPERT_TIME_MS, Game, GameError, GameManager
@@ -228,6 +229,10 @@ def create_app(manager: GameManager | None = None) -> FastAPI:
     @app.get("/api/options")
     def options() -> dict[str, Any]:
         return {"presets": preset_names(), "agents": available(), "players": [2, 7], "episodes": ["hand", "match"],
+                "catalog": [{"name": e.name, "kind": e.kind, "role": e.role, "summary": e.summary,
+                             "players": e.players, "rules": e.rules} for e in catalog().entries.values()],
+                "recommended": [{"players": s.players, "rules": s.rules, "agent": s.recommended}
+                                for s in catalog().settings],
                 "max_expert_simulations": MAX_EXPERT_SIMULATIONS, "max_expert_time_ms": MAX_EXPERT_TIME_MS,
                 "caps": {name: {key: option.cap for key, option in table.items() if option.kind == "budget"}
                          for name, table in OPTIONS.items()},

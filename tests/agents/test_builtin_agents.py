@@ -27,7 +27,6 @@ from c8env.agents import (
     shipped_policies,
 )
 from c8env.agents.policy import save_policy
-from c8env.observation import StateObservation
 
 PRESETS = preset_names()
 PLAYER_COUNTS = range(2, 8)
@@ -133,25 +132,19 @@ def test_available_lists_the_builtins():
     names = available()
     assert names[:3] == list(BUILTIN) == ["random", "greedy", "expert"]
     assert len(names) == len(set(names))
-    for name in names[3:]:  # shipped trained policies load by name
+    assert names[3] == "expert-strong" and isinstance(load("expert-strong"), ExpertAgent)  # the named search
+    for name in names[4:]:  # shipped trained policies load by name
         assert isinstance(load(name), PolicyAgent)
 
 
-def test_shipped_policies_are_the_documented_ones():
-    assert shipped_policies() == ["distill-standard-2p", "distill-standard-4p", "ensemble-standard-2p", "ensemble-standard-4p",
-                                  "explain-standard-4p", "iter2-standard-2p",
-                                  "iter3-rollouts-standard-2p", "iter4-rollouts-standard-2p", "iter6-standard-2p",
-                                  "ppo-special_cards-2p",
-                                  "ppo-standard-2p", "ppo-standard-4p", "rollout-standard-2p", "rollout6-standard-2p"]
+def test_shipped_policies_are_the_catalogs_networks():
+    assert shipped_policies() == ["iter6-standard-2p", "rollout6-standard-2p", "ppo-standard-2p",
+                                  "ensemble-standard-4p", "ppo-standard-4p", "ppo-special_cards-2p"]
 
 
 SHIPPED = [("ppo-standard-2p", 2, "standard", 0.85), ("ppo-standard-4p", 4, "standard", 0.6),
-           ("ppo-special_cards-2p", 2, "special_cards", 0.85), ("distill-standard-4p", 4, "standard", 0.6),
-           ("distill-standard-2p", 2, "standard", 0.85), ("iter2-standard-2p", 2, "standard", 0.85),
-           ("rollout-standard-2p", 2, "standard", 0.85), ("iter3-rollouts-standard-2p", 2, "standard", 0.85),
-           ("iter4-rollouts-standard-2p", 2, "standard", 0.85), ("ensemble-standard-2p", 2, "standard", 0.85),
-           ("iter6-standard-2p", 2, "standard", 0.85), ("rollout6-standard-2p", 2, "standard", 0.85),
-           ("explain-standard-4p", 4, "standard", 0.6), ("ensemble-standard-4p", 4, "standard", 0.6)]
+           ("ppo-special_cards-2p", 2, "special_cards", 0.85), ("iter6-standard-2p", 2, "standard", 0.85),
+           ("rollout6-standard-2p", 2, "standard", 0.85), ("ensemble-standard-4p", 4, "standard", 0.6)]
 
 
 @pytest.mark.parametrize("name, players, rules, floor", SHIPPED)
@@ -468,7 +461,7 @@ def test_expert_rollouts_name_another_network_than_the_guide(tmp_path):
     assert load(f"expert:policy={path}", num_players=2).policy.meta == load(str(path)).meta
     plain = load("expert:rollouts=ppo-standard-2p", num_players=2)
     assert plain.policy is None and plain.rollout_policy.meta == load("ppo-standard-2p").meta
-    guided = load("expert:policy=distill-standard-2p,rollouts=ppo-standard-2p", num_players=2)
+    guided = load("expert:policy=iter6-standard-2p,rollouts=ppo-standard-2p", num_players=2)
     assert guided.policy.layers[0][0].shape != guided.rollout_policy.layers[0][0].shape
     assert load("expert", num_players=2).rollout_policy is None
 
@@ -481,7 +474,7 @@ def test_expert_rollouts_name_another_network_than_the_guide(tmp_path):
     ("expert:policy=ppo-standard-2p,confident=0", ["confident=0.0", "a number in (0, 1]"]),
     ("expert:policy=ppo-standard-2p,confident=1.5", ["confident=1.5", "a number in (0, 1]"]),
     ("expert:policy=ppo-standard-2p,rollouts=nets", ["expert rollouts 'nets'", "no such policy file",
-                                                     "allowed: greedy, policy, distill-standard-2p"]),
+                                                     "allowed: greedy, policy, iter6-standard-2p"]),
     ("expert:policy=ppo-standard-2p,top=0", ["top=0", ">= 1"]),
     ("expert:policy=ppo-standard-2p,prior=-1", ["prior=-1.0", ">= 0"]),
 ])
@@ -517,67 +510,3 @@ def test_spec_options_refuse_what_they_cannot_mean(spec, patterns):
     assert "\n" not in message
     for pattern in patterns:
         assert pattern in message, message
-
-
-def test_expert_last_draws_keeps_each_opponents_last_draw_in_its_samples():
-    """With last_draws=1 the opponent who drew with hearts and fives to follow is dealt no heart, five or eight
-    (as many cards as he has held since); without it his samples may hold them."""
-    from c8env.agents.expert import public_position
-
-    state = c8env.State.from_dict({
-        "hands": [["KS", "2C", "3C"], ["4C", "9D", "JD", "QD"], ["6S", "7S", "4S"], ["TC", "JC", "5D"]],
-        "discard": ["5H"], "stock": ["AD", "2H", "3H", "4H", "6H", "7H", "9H", "TH", "JH", "KH"],
-        "current_player": 1})
-    state.apply(c8env.DRAW)  # seat 1 draws KH: it fits, so he plays it
-    state.apply(c8env.parse_card("KH"))
-    state.apply(c8env.DRAW)  # seat 2 draws JH and plays it
-    state.apply(c8env.parse_card("JH"))
-    state.apply(c8env.parse_card("JC"))  # seat 3
-    observation = StateObservation(state, 0)
-    data, unseen, sizes = public_position(observation, state.rules)
-    assert data["last_draws"][1] == {"suits": ["H"], "ranks": ["5", "8"], "held": 4}
-    fitted = c8env.cards.SUIT_MASKS[2] | c8env.cards.RANK_MASKS[4] | c8env.cards.RANK_MASKS[7]
-    informed = load("expert:last_draws=1", num_players=4, seed=0)
-    assert informed.last_draws and not load("expert", num_players=4).last_draws
-    assert informed._requirements(data, sizes)[1][0] == (fitted, 4)
-    held_fitting = [sum((fitted >> card) & 1 for card in informed._deal_hidden(unseen, sizes, informed._requirements(
-        data, sizes))[1]) for _ in range(50)]
-    assert max(held_fitting) == 0
-    plain = load("expert", num_players=4, seed=0)
-    assert max(sum((fitted >> card) & 1 for card in plain._deal_hidden(unseen, sizes, plain._requirements(
-        data, sizes))[1]) for _ in range(50)) > 0
-    with pytest.raises(ValueError, match="last_draws=2 is invalid.*allowed: 0 or 1"):
-        load("expert:last_draws=2", num_players=4)
-
-
-def test_expert_moved_keeps_its_inference_true_when_another_agent_moves_for_it():
-    """2 players: when another agent moves for the expert (a recording's behaviour agent), ``moved`` tells it the
-    move made, so what it infers from the greedy opponent's draws holds of his true hand; without ``moved`` it
-    infers from the move it chose, and is sometimes wrong."""
-    from c8env.agents.expert import public_position
-
-    rules = c8env.load_rules("standard")
-
-    def false_inferences(tell: bool) -> int:
-        false = 0
-        for deal in range(30):
-            expert, mover = load("expert:simulations=2", num_players=2, seed=deal), load("random", seed=deal)
-            greedy = load("greedy", num_players=2)
-            state = c8env.State.new(2, rules, seed=deal)
-            while not state.hand_over:
-                view = StateObservation(state, state.current_player)
-                if state.current_player == 1:
-                    state.apply(greedy.act(view))
-                    continue
-                expert.act(view)
-                data, _, sizes = public_position(view, rules)
-                held = state.held_cards(1)[0]
-                false += sum(bin(held & ~cannot).count("1") < count
-                             for cannot, count in expert._requirements(data, sizes)[1])
-                action = mover.act(view)
-                if tell:
-                    expert.moved(action)
-                state.apply(action)
-        return false
-
-    assert false_inferences(tell=True) == 0 and false_inferences(tell=False) > 0

@@ -197,4 +197,4 @@ def test_a_245_input_policy_plays_a_v1_observation_and_a_401_input_one_refuses_i
     assert observation["action_mask"][small.act(observation)]
     with pytest.raises(ValueError, match=r"PolicyAgent reads 401 entries; the env versions' observations have 401 "
                                          r"or 245"):
-        load("explain-standard-4p", num_players=4).act(observation)
+        load("ensemble-standard-4p", num_players=4).act(observation)

@@ -44,6 +44,9 @@ def bad_yaml(tmp_path: Path) -> str:
     (["greedy", "random", "--rules", "nope"], "argument --rules: unknown rules preset 'nope'; allowed:"),
     (["greedy", "bogus"], "unknown agent spec 'bogus'; allowed:"),
     (["--bench", "standard"], "--bench needs --agent SPEC"),
+    (["greedy", "random", "random", "--players", "4"], "3 agent spec(s) for --players 4; allowed: 2 (the first in one "
+                                                       "seat, the second in the other 3) or 4 (one per seat)"),
+    (["greedy"], "1 agent spec(s) for --players 2; allowed: 2 (one per seat)"),
 ])
 def test_eval(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
     line = run_main("c8env.tools.evaluation", argv, capsys)

@@ -323,6 +323,93 @@ def test_the_leaderboard_reads_the_folder_the_bench_wrote(tmp_path, monkeypatch,
         load_results([Path("summaries")])
 
 
+def test_two_specs_at_a_larger_table_seat_the_first_once_as_the_benchmark_does(tmp_path, monkeypatch, capsys):
+    """`c8env eval A B --players 3`: A in one seat, B in the other two (A's figures are the benchmark cell's);
+    three specs: one per seat, as listed."""
+    import yaml
+
+    monkeypatch.chdir(tmp_path)
+    Path("tiny.yaml").write_text(yaml.safe_dump(TINY))
+    eval_main(["greedy", "random", "--players", "3", "--deals", "2", "--out", "one/", "--no-progress"])
+    rows = json.loads(Path("one/eval.json").read_text())["rows"]
+    assert [r["agent"] for r in rows] == ["greedy", "random#1", "random#2"] and {r["hands"] for r in rows} == {6}
+    cell = next(r for r in run_bench("tiny.yaml", "greedy", seed=0, workers=1)
+                if r["players"] == 3 and r["opponent"] == "random")
+    assert (rows[0]["wins"], rows[0]["win_rate"], rows[0]["ci_low"]) == (cell["wins"], cell["win_rate"], cell["ci_low"])
+    assert "| greedy | 1 | 6 |" in capsys.readouterr().out  # one seat per hand
+    eval_main(["greedy", "random", "random", "--players", "3", "--deals", "2", "--out", "listed/", "--no-progress"])
+    listed = json.loads(Path("listed/eval.json").read_text())["rows"]
+    assert [r["agent"] for r in listed] == ["greedy", "random", "random"] and listed[0]["wins"] == rows[0]["wins"]
+
+
+def test_a_package_module_spec_is_named_by_its_agents_name(tmp_path, monkeypatch, capsys):
+    """`c8env eval my_module:obj greedy`: the table, the benchmark's results file and the leaderboard show the
+    object's `name` (a factory's agent's), a spec as written when it has none."""
+    import yaml
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    Path("named_agents_c8.py").write_text(textwrap.dedent("""
+        import numpy as np
+
+        class Bot:
+            name = "first-legal"
+
+            def act(self, observation):
+                return int(np.flatnonzero(observation["action_mask"])[0])
+
+        class Anonymous(Bot):
+            name = None
+
+        policy, plain = Bot(), Anonymous()
+
+        def make_agent(rules, num_players, seed):
+            return Bot()
+    """))
+    Path("tiny.yaml").write_text(yaml.safe_dump(TINY))
+    eval_main(["named_agents_c8:policy", "greedy", "--deals", "2", "--workers", "1", "--out", "eval/", "--no-progress"])
+    assert [r["agent"] for r in json.loads(Path("eval/eval.json").read_text())["rows"]] == ["first-legal", "greedy"]
+    eval_main(["named_agents_c8:make_agent", "named_agents_c8:plain", "--players", "3", "--deals", "2", "--workers", "1",
+               "--out", "eval/", "--no-progress"])
+    assert [r["agent"] for r in json.loads(Path("eval/eval.json").read_text())["rows"]] == [
+        "first-legal", "named_agents_c8:plain#1", "named_agents_c8:plain#2"]
+    eval_main(["--bench", "tiny.yaml", "--agent", "named_agents_c8:policy", "--agent", "greedy", "--workers", "1",
+               "--out", "results/", "--no-progress"])
+    assert json.loads(Path("results/first-legal.json").read_text())["agent"] == "first-legal"
+    capsys.readouterr()
+    leaderboard_main(["results/"])
+    assert "| first-legal |" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # two specs of one name would write one results file twice
+        eval_main(["--bench", "tiny.yaml", "--agent", "named_agents_c8:policy", "--agent", "named_agents_c8:make_agent",
+                   "--out", "results/"])
+    assert "['first-legal.json'] would be written twice" in capsys.readouterr().err
+    # two specs whose agents share a name are told apart in a table
+    table = evaluate(["named_agents_c8:policy", "named_agents_c8:make_agent"], deals=2, workers=1)
+    assert [s.name for s in table.stats] == ["first-legal#1", "first-legal#2"]
+
+
+def test_the_leaderboard_shows_each_cells_hands_cut_off(tmp_path, capsys):
+    paths = [_results(tmp_path, TINY, agent) for agent in ("random", "greedy")]
+    rows = ranked(load_results(paths))
+    clean = leaderboard_markdown(rows)
+    assert "cut off" not in clean  # nothing where no hand was cut off
+    data = json.loads(paths[0].read_text())
+    data["cells"][1]["truncated"] = 3
+    paths[0].write_text(json.dumps(data))
+    out = tmp_path / "board"
+    leaderboard_main([str(p) for p in paths] + ["--out", str(out)])
+    text = capsys.readouterr().out
+    rate = data["cells"][1]["win_rate"]
+    assert text.count("cut off") == 2 and f"| {rate:.1%} (3 cut off) |" in text
+    assert "(N cut off): N of the cell's hands were stopped at 10,000 moves with no winner" in text
+    import csv
+
+    with (out / "leaderboard.csv").open() as fh:
+        cut = {(r["agent"], r["players"], r["opponent"]): r["truncated"] for r in csv.DictReader(fh)}
+    assert cut[("random", "2", "greedy")] == "3" and list(cut.values()).count("0") == len(cut) - 1
+    assert (out / "leaderboard.png").stat().st_size > 0
+
+
 def test_the_leaderboard_top_option_is_checked(tmp_path, capsys):
     paths = [str(_results(tmp_path, TINY, agent)) for agent in ("random", "greedy")]
     for args, message in ((["--top", "2"], "--top goes with --update"),

@@ -1,5 +1,5 @@
-"""The ``vec_env: batched`` training backend (``training.batched.BatchedVecEnv``): the same transitions as the
-per-env backend, MaskablePPO's mask protocol, the Recorder's info keys, and a tiny training run."""
+"""The ``vec_env: batched`` training backend (``training.batched.BatchedVecEnv``, the package's ``LearnerVecEnv`` over
+the pool's games): the same transitions as the per-env backend, MaskablePPO's mask protocol, the Recorder's info keys, and a tiny training run."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
 
 from c8env import IllegalActionError
+from c8env.tools import maskable_ppo
 from training.batched import BatchedVecEnv
 from training.config import config_from_dict
 from training.vec import make_vec_env
@@ -126,6 +127,14 @@ def test_masks_methods_and_errors():
     env.set_options({"state": {}})
     with pytest.raises(ValueError, match="no reset options"):
         env.reset()
+
+
+def test_training_keeps_the_packages_vec_env_and_learning_rate():
+    """One SB3 VecEnv over the learner games and one linear schedule, both the package's (``c8env exploit``'s)."""
+    import training.model
+
+    assert issubclass(BatchedVecEnv, maskable_ppo.LearnerVecEnv)
+    assert training.model.LinearDecay is maskable_ppo.LinearDecay
 
 
 def test_config_switch_and_expert_refusal():

@@ -19,7 +19,8 @@ from training.imitation import demonstrations, record_demonstrations
 from training.oracle import ORACLE_DECISIONS, OracleSearch
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-GUIDED = "expert:policy=distill-standard-4p,simulations=8"
+GUIDE = str(ROOT / "training/research/policies/distill-standard-4p.npz")
+GUIDED = f"expert:policy={GUIDE},simulations=8"
 
 
 def _oracle(seed: int = 1) -> OracleSearch:
@@ -28,7 +29,7 @@ def _oracle(seed: int = 1) -> OracleSearch:
 
 def test_the_oracle_deals_the_true_hands_and_plays_the_guides_favourite() -> None:
     rules = load_rules("standard")
-    greedy, guide = load("greedy", rules=rules, num_players=4), load("distill-standard-4p", rules=rules, num_players=4)
+    greedy, guide = load("greedy", rules=rules, num_players=4), load(GUIDE, rules=rules, num_players=4)
     searched = []
     oracle = None  # a fresh oracle for each hand, below
 
@@ -67,14 +68,14 @@ def test_the_oracle_stops_searching_after_its_first_decisions() -> None:
 
 
 def test_an_oracle_recording_values_the_guides_candidates(tmp_path: Path) -> None:
-    config = load_config(ROOT / "configs/train/iter2-standard-4p.yaml", [
+    config = load_config(ROOT / "training/research/configs/iter2-standard-4p.yaml", [
         f"pretrain_agent={GUIDED}", "pretrain_oracle=true", f"pretrain_demos={tmp_path / 'oracle.npz'}"])
     demos = record_demonstrations(config, 300, seed=2, workers=1, progress=False)
     plain = record_demonstrations(config.model_copy(update={"pretrain_oracle": False}), 300, seed=2, workers=1,
                                   progress=False)
     rows = np.isfinite(demos.values).any(1)
     assert rows.sum() > 30 and not (np.isfinite(demos.values) & ~demos.masks).any()
-    guide = load("distill-standard-4p", rules="standard", num_players=4)
+    guide = load(GUIDE, rules="standard", num_players=4)
     favourites = np.where(demos.masks, guide.logits(demos.obs), -np.inf).argmax(1)
     assert (demos.actions == favourites).all()  # the honest guide plays every move, searched or not
     assert not np.array_equal(demos.actions, plain.actions)  # the plain search plays its own choice

@@ -15,15 +15,18 @@ import torch
 from sb3_contrib import MaskablePPO
 
 from c8env.agents import load
-from c8env.agents.search_compiled import network, playout_moves, playout_values, stock_sampled_advantages
+from c8env.agents.search_compiled import network
 from c8env.envs.learner_games import LearnerGames
 from c8env.tools.maskable_ppo import policy_layers
 from training.callback import ShapingRefresh
 from training.config import config_from_dict
 from training.model import build_model, drop_critic
+from training.research.playouts import playout_moves, playout_values, stock_sampled_advantages
 from training.vec import make_vec_env
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+#: Retired clones of the search (single networks), kept with the research.
+CLONE_2P, CLONE_4P = (str(ROOT / "training" / "research" / "policies" / f"distill-standard-{n}p.npz") for n in (2, 4))
 
 
 def config(**fields):
@@ -47,8 +50,7 @@ def reset_pair(shaped: dict, plain: dict, seed: int):
     return envs[0], envs[1], envs[0].reset(), envs[1].reset()
 
 
-@pytest.mark.parametrize(("players", "policy"), [(2, None), (4, None), (2, "distill-standard-2p"),
-                                                  (4, "distill-standard-4p")])
+@pytest.mark.parametrize(("players", "policy"), [(2, None), (4, None), (2, CLONE_2P), (4, CLONE_4P)])
 def test_a_playout_is_the_hand_its_players_play(players, policy):
     """A learner who plays the play-out's own moves against greedy: every play-out from one of its decisions ends as
     the hand does (greedy, the network's argmax and the reshuffles are deterministic)."""
@@ -69,7 +71,7 @@ def test_a_playout_is_the_hand_its_players_play(players, policy):
 
 
 @pytest.mark.parametrize(("shaping", "gamma", "opponents"), [("greedy", 1.0, {"greedy": 1.0}),
-                                                             ("distill-standard-4p", 0.9, {"greedy": 1.0}),
+                                                             (CLONE_4P, 0.9, {"greedy": 1.0}),
                                                              ("greedy", 1.0, {"greedy": 0.5, "random": 0.5})])
 def test_the_envs_shape_the_rewards_and_nothing_else(shaping, gamma, opponents):
     """Same seeds, same actions (the play-out's move mostly, a random one at times): observations, ends and infos
@@ -107,7 +109,7 @@ def test_stock_sampled_rewards_go_to_the_moves_off_the_playout():
     """``shaping_stocks``: a learner move that is the play-out's own earns 0, the others the mean advantage over the
     sampled stock orders (0 for the same move, a draw of the generator otherwise); observations, ends and infos are
     the unshaped envs'."""
-    shaped_env, plain_env, obs, base = reset_pair({"shaping": "distill-standard-4p", "shaping_stocks": 4}, {}, 4)
+    shaped_env, plain_env, obs, base = reset_pair({"shaping": CLONE_4P, "shaping_stocks": 4}, {}, 4)
     rng = np.random.default_rng(1)
     rewarded = 0
     for _ in range(60):

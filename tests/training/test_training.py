@@ -22,7 +22,9 @@ from training.config import TrainConfig, config_from_dict, field_docs, load_conf
 from training.pool import OpponentPool, Snapshots
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-CONFIGS = sorted((ROOT / "configs" / "train").glob("*.yaml"))
+#: The product's configs and the research's (run from the repository root, as the docs do).
+CONFIGS = sorted([*(ROOT / "configs" / "train").glob("*.yaml"),
+                  *(ROOT / "training" / "research" / "configs").glob("*.yaml")])
 TINY = {
     "pi_layers": [32, 32], "vf_layers": [32, 32], "n_envs": 4, "n_workers": 2, "n_steps": 128, "batch_size": 256,
     "n_epochs": 2, "snapshot_interval": 512, "max_snapshots": 3, "pretrain_samples": 1000, "pretrain_epochs": 1,
@@ -33,7 +35,8 @@ TINY = {
 
 # ----- config --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
-def test_shipped_configs_load(path):
+def test_every_config_loads(path, monkeypatch):
+    monkeypatch.chdir(ROOT)
     config = load_config(path)
     assert config.name == path.stem
     assert config.run_dir == Path("runs") / f"{path.stem}-s{config.seed}"
@@ -319,7 +322,7 @@ def test_a_behaviour_plays_the_demonstrators_seats_and_the_demonstrator_labels_t
     assert all(np.array_equal(getattr(plain, k), getattr(same, k), equal_nan=True) for k in imitation._FIELDS)
 
     asked: dict[str, list[tuple[bytes, int]]] = {"greedy": [], "random": []}  # each agent's positions and moves
-    real_load = imitation.load
+    real_load = imitation.load_research
 
     def spying_load(spec, **kwargs):
         agent = real_load(spec, **kwargs)
@@ -334,7 +337,7 @@ def test_a_behaviour_plays_the_demonstrators_seats_and_the_demonstrator_labels_t
         agent.act = spied
         return agent
 
-    monkeypatch.setattr(imitation, "load", spying_load)
+    monkeypatch.setattr(imitation, "load_research", spying_load)
     dagger = imitation.record_demonstrations(config.model_copy(update={"pretrain_behaviour": "random"}), 300, 3,
                                              progress=False)
     labels = set(asked["greedy"])
@@ -355,7 +358,7 @@ def test_an_endgame_only_recording_labels_the_endgame_and_replays_to_the_same_de
                                "opponent_weights": {"random": 1.0, "greedy": 0.0, "expert": 0.0, "self": 0.0},
                                "pretrain_demos": str(tmp_path / "endgame.npz")})
     labelled: list[bytes] = []  # the positions greedy (the demonstrator) was asked about
-    real_load = imitation.load
+    real_load = imitation.load_research
 
     def spying_load(spec, **kwargs):
         agent = real_load(spec, **kwargs)
@@ -364,7 +367,7 @@ def test_an_endgame_only_recording_labels_the_endgame_and_replays_to_the_same_de
             agent.act = lambda view: labelled.append(view["observation"].tobytes()) or act(view)
         return agent
 
-    monkeypatch.setattr(imitation, "load", spying_load)
+    monkeypatch.setattr(imitation, "load_research", spying_load)
     recorded, loaded = imitation.demonstrations(config, 3)
     assert not loaded and len(recorded) == 200 and (fewest_cards(recorded.obs) <= 2).all()
     assert labelled[:200] == [obs.tobytes() for obs in recorded.obs]  # asked there only (the rest: random)
@@ -382,18 +385,18 @@ def test_an_endgame_only_recording_labels_the_endgame_and_replays_to_the_same_de
 
 
 def test_an_expert_labelling_the_endgame_alone_forgets_what_it_inferred_from_moves_it_did_not_choose(monkeypatch):
-    from c8env.agents.expert import ExpertAgent
     from c8env.observation import fewest_cards
     from training import imitation
+    from training.research.expert import ResearchExpert
 
     forgotten = []
-    real_unasked = ExpertAgent.unasked
+    real_unasked = ResearchExpert.unasked
 
     def spying_unasked(agent):
         real_unasked(agent)
         forgotten.append((agent._last, agent._known, agent._position))
 
-    monkeypatch.setattr(ExpertAgent, "unasked", spying_unasked)
+    monkeypatch.setattr(ResearchExpert, "unasked", spying_unasked)
     config = config_from_dict({**TINY, "pretrain_agent": "expert:simulations=4", "pretrain_behaviour": "greedy",
                                "pretrain_endgame_only": 1, "pretrain_samples": 40})
     demos = imitation.record_demonstrations(config, 40, 3, progress=False)
@@ -498,9 +501,10 @@ def test_prior_log_probs_are_the_networks_times_the_weight():
     obs, masks = np.array(obs, np.float32), np.array(masks)
     demos = Demonstrations(obs, masks, masks.argmax(1), np.zeros(6, np.float32), np.full(masks.shape, np.nan))
     config = config_from_dict({**TINY, "pretrain_agent": "expert", "pretrain_temperature": 0.1,
-                               "pretrain_prior": "rollout-standard-2p", "pretrain_prior_weight": 2.0})
+                               "pretrain_prior": str(ROOT / "training/research/policies/rollout-standard-2p.npz"),
+                               "pretrain_prior_weight": 2.0})
     log_probs = prior_log_probs(config, demos)
-    logits = PolicyAgent(ROOT / "c8env/agents/policies/rollout-standard-2p.npz").logits(obs)
+    logits = PolicyAgent(ROOT / "training/research/policies/rollout-standard-2p.npz").logits(obs)
     for row in range(6):
         legal = logits[row, masks[row]]
         assert np.allclose(log_probs[row, masks[row]], 2.0 * (legal - np.log(np.exp(legal).sum())), atol=1e-5)
@@ -534,11 +538,13 @@ def test_soft_targets_train_the_actor_towards_the_search_results(tmp_path):
             entropy[temperature] = float(-(p * torch.log(p.clamp_min(1e-12))).sum(1).mean())
     assert entropy[100.0] > entropy[None] + 0.2
     # a heavy prior pulls the clone to the prior network's choice among the searched moves
-    prior = PolicyAgent(ROOT / "c8env/agents/policies/rollout-standard-2p.npz").logits(demos.obs[rows])
+    prior = PolicyAgent(ROOT / "training/research/policies/rollout-standard-2p.npz").logits(demos.obs[rows])
     prior_choice = np.where(np.isfinite(demos.values[rows]), prior, -np.inf).argmax(1)
     agreement = {}
     for weight in (None, 20.0):
-        extra = {} if weight is None else {"pretrain_prior": "rollout-standard-2p", "pretrain_prior_weight": weight}
+        extra = {} if weight is None else {
+            "pretrain_prior": str(ROOT / "training/research/policies/rollout-standard-2p.npz"),
+            "pretrain_prior_weight": weight}
         config = config_from_dict({**settings, "pretrain_temperature": 0.1, **extra})
         model = build_model(config, DummyVecEnv([make_env(config, [])] * 2))
         behaviour_clone(model, demos, config, seed=2)

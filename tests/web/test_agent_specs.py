@@ -21,15 +21,14 @@ with warnings.catch_warnings():
 
 from c8env import agents
 from c8env.agents import OPTION_KINDS, OPTIONS, POLICY_DIR, Option, PolicyAgent, PolicyMismatchWarning, load
-from c8env.vector import COMPILED
 from c8env.web.app import create_app
 from c8env.web.games import GameError, GameManager
 from tests.web.file_opens import opened_within, recording
 
 pytestmark = pytest.mark.filterwarnings(f"ignore::{PolicyMismatchWarning.__module__}.PolicyMismatchWarning")
 
-#: A single-network 2-player policy: valid as policy, rollouts and belief.
-SHIPPED = POLICY_DIR / "rollout-standard-2p.npz"
+#: A single-network 2-player policy: valid as policy and rollouts.
+SHIPPED = POLICY_DIR / "rollout6-standard-2p.npz"
 POLICY_OPTIONS = [(name, key) for name, table in OPTIONS.items() for key, o in table.items() if o.kind == "policy"]
 BUDGETS = [(name, key) for name, table in OPTIONS.items() for key, o in table.items() if o.kind == "budget"]
 
@@ -106,9 +105,8 @@ def test_a_policy_planted_on_the_servers_disk_is_never_opened(tmp_path, manager,
     assert not manager.games
 
 
-@pytest.mark.skipif(not COMPILED, reason="belief= needs numba")
 def test_uploads_are_played_wherever_a_policy_is_named(tmp_path, manager, client) -> None:
-    """policy, rollouts and belief each take ``upload:ID`` (the server opens its own copy, labelled by the file's
+    """policy and rollouts each take ``upload:ID`` (the server opens its own copy, labelled by the file's
     name, never its id); the expert plays with those networks; an unknown upload is refused, naming the option."""
     planted = tmp_path / "mine.npz"
     shutil.copyfile(SHIPPED, planted)
@@ -119,12 +117,12 @@ def test_uploads_are_played_wherever_a_policy_is_named(tmp_path, manager, client
         assert response.status_code == 200, response.text[:300]
         assert opened_within(paths, manager.upload_dir) and not opened_within(paths, tmp_path)
         assert response.json()["seats"][1]["agent"] == f"{name}:simulations=2,{key}=upload:mine.npz"
-    view = client.post("/api/games", json={"agents": [f"expert:simulations=3,policy={spec},rollouts={spec},"
-                                                      f"belief={spec},draws=2"], "seed": 4}).json()
+    view = client.post("/api/games", json={"agents": [f"expert:simulations=3,policy={spec},rollouts={spec}"],
+                                           "seed": 4}).json()
     expert = manager.games[view["game_id"]].agents[1]
     uploaded = PolicyAgent(SHIPPED).meta
     assert all(isinstance(net, PolicyAgent) and net.meta == uploaded
-               for net in (expert.policy, expert.rollout_policy, expert.belief))
+               for net in (expert.policy, expert.rollout_policy))
     moved = 0
     while view["status"] in ("your_turn", "agent_turn") and moved < 3:
         if view["status"] == "agent_turn":
@@ -159,6 +157,14 @@ def test_every_budget_is_capped_on_the_server(name: str, key: str, manager, clie
     assert not manager.games
     caps = client.get("/api/options").json()["caps"]
     assert caps[name][key] == option.cap
+
+
+@pytest.mark.parametrize("item", ["belief=greedy", "draws=2", "last_draws=1", "explain_hand=10"])
+def test_a_research_option_is_refused_saying_where_it_lives(item: str, manager, client) -> None:
+    error = refusal(client, f"expert:simulations=2,{item}")
+    assert "is a research option, not part of c8env's agents" in error and "training/research/expert.py" in error
+    assert item.partition("=")[0] not in client.get("/api/options").json()["caps"]["expert"]
+    assert not manager.games
 
 
 @pytest.mark.parametrize("spec", ["expert:simulations=2000", "expert:time_ms=5000",

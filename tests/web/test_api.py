@@ -293,6 +293,11 @@ def test_the_page_and_its_options_are_served(client) -> None:
     assert client.get("/static/app.js").status_code == 200 and client.get("/static/style.css").status_code == 200
     options = client.get("/api/options").json()
     assert "standard" in options["presets"] and "greedy" in options["agents"] and options["players"] == [2, 7]
+    from c8env.agents import catalog
+
+    assert [a["name"] for a in options["catalog"]] == options["agents"] == catalog.catalog().names()
+    assert {(r["players"], r["rules"], r["agent"]) for r in options["recommended"]} == {
+        (s.players, s.rules, s.recommended) for s in catalog.catalog().settings}
 
 
 def test_an_expert_opponent_plays_within_its_budget_and_a_busy_game_answers_409(client, manager) -> None:

@@ -66,7 +66,12 @@ def test_play_a_whole_hand_against_greedy_in_chromium(server, tmp_path: Path) ->
             page.on("pageerror", lambda err: errors.append(str(err)))
             page.goto(base + "/")
             page.wait_for_selector("#agent-1 option[value=greedy]", state="attached")
+            page.select_option("#players", "4")  # the catalog's recommended opponent is marked per setting
+            assert page.inner_text("#agent-1 option[value=ensemble-standard-4p]") == "ensemble-standard-4p (recommended)"
             page.select_option("#players", "2")
+            page.select_option("#rules", "special_cards")
+            assert page.inner_text("#agent-1 option[value=expert]") == "expert (recommended)"
+            page.select_option("#rules", "standard")
             page.select_option("#agent-1", "greedy")
             page.fill("#seed", "25")  # a deal where you play cards, declare a suit after an eight and draw
             page.eval_on_selector("#delay", "e => { e.value = '0'; e.dispatchEvent(new Event('input')); }")

@@ -55,7 +55,7 @@ class Server:
         self.rng = random.Random(0)
         self.plant_dir = Path(tempfile.mkdtemp(prefix="c8env-planted-"))
         self.planted = self.plant_dir / "planted.npz"  # a valid policy on the server's disk, never to be opened
-        shutil.copyfile(POLICY_DIR / "rollout-standard-2p.npz", self.planted)
+        shutil.copyfile(POLICY_DIR / "rollout6-standard-2p.npz", self.planted)
         self.upload = self.client.post("/api/policies?name=up.npz", content=self.planted.read_bytes()).json()["spec"]
         self.replay = self._finished_replay()
         self.target = ""
@@ -160,7 +160,7 @@ def kind_values(option: Option) -> st.SearchStrategy[str]:
     """Values of ``option``'s kind, mostly valid (UPLOAD: the server's upload); a budget's at, past and far past its
     cap at times."""
     if option.kind == "policy":
-        return st.sampled_from([*option.words, "UPLOAD", "rollout-standard-2p", *shipped_policies()])
+        return st.sampled_from([*option.words, "UPLOAD", "rollout6-standard-2p", *shipped_policies()])
     if option.kind == "budget":
         cap = option.type(option.cap)
         past = cap + 1 if option.type is int else math.nextafter(cap, math.inf)
@@ -194,7 +194,7 @@ def agent_specs(draw, server: Server) -> str:
     if shape == "file":
         name, key = draw(st.sampled_from(POLICY_KEYS))
         items = [f"{key}={draw(st.sampled_from(FILE_VALUES))}", *draw(st.lists(option_items(name, False), max_size=2))]
-    elif shape in ("budget", "kinds"):  # distinct keys, with the guide and the belief that other options need at times
+    elif shape in ("budget", "kinds"):  # distinct keys, with the guide that other options need at times
         if shape == "budget":
             name, key = draw(st.sampled_from(BUDGET_KEYS))
             keys = [key]
@@ -203,8 +203,8 @@ def agent_specs(draw, server: Server) -> str:
             keys = draw(st.lists(st.sampled_from(sorted(OPTIONS[name])), unique=True, max_size=4))
         table = OPTIONS[name]
         items = [f"{key}={draw(kind_values(table[key]))}" for key in keys]
-        items += [f"{key}={value}" for key, value in (("policy", "rollout-standard-2p"), ("belief", "greedy"))
-                  if key in table and key not in keys and draw(st.booleans())]
+        if "policy" in table and "policy" not in keys and draw(st.booleans()):
+            items.append("policy=rollout6-standard-2p")
     else:
         name = draw(st.sampled_from([*BUILTIN, *shipped_policies(), "upload", "", "x", "os:system", "PLANTED",
                                      "expert "]))

@@ -14,7 +14,7 @@ from typing import Any
 
 from c8env.episode import MAX_HAND_STEPS
 from c8env.rules import read_yaml
-from c8env.tools.evaluation.runner import AgentEntry, evaluate, ray_session
+from c8env.tools.evaluation.runner import AgentEntry, evaluate, lineup_name, one_against, ray_session
 from c8env.tools.results import RESULTS_FORMAT, RESULTS_VERSION
 from c8env.versions import LATEST
 
@@ -68,11 +68,9 @@ def run_bench(name_or_path: str, agent: AgentEntry, seed: int = 0, workers: int 
               ray: str | None = None) -> list[dict[str, Any]]:
     """Score ``agent`` (a spec, an agent object or a factory, as :func:`evaluate` takes) on a benchmark
     protocol: one row per (entry, opponent); the agent takes one seat, the opponent the others. ``name``:
-    how the rows name the agent (default: :func:`c8env.agents.agent_name`); ``ray``: as :func:`evaluate`'s."""
-    from c8env.agents import agent_name
-
+    how the rows name the agent (default: :func:`bench_agent_name`); ``ray``: as :func:`evaluate`'s."""
     config = bench_config(name_or_path)
-    name = agent_name(agent) if name is None else name
+    name = bench_agent_name(name_or_path, agent) if name is None else name
     rows = []
     with ray_session(ray, workers):
         for entry in config["entries"]:
@@ -80,8 +78,8 @@ def run_bench(name_or_path: str, agent: AgentEntry, seed: int = 0, workers: int 
             for opponent in config["opponents"]:
                 spec = opponent if isinstance(opponent, str) else opponent["spec"]
                 deals = entry.get("deals", 500) if isinstance(opponent, str) else opponent.get("deals", entry.get("deals"))
-                table = evaluate([agent] + [spec] * (players - 1), players, rules, deals, seed, workers, progress,
-                                 engine, names=[name] + [f"{spec}#{k}" for k in range(1, players)], ray=ray)
+                lineup, names = one_against(agent, spec, players, name, spec)
+                table = evaluate(lineup, players, rules, deals, seed, workers, progress, engine, names=names, ray=ray)
                 me = table.stats[0]
                 low, high = me.interval
                 rows.append({"agent": name, "rules": rules, "players": players, "opponent": spec, "deals": deals,
@@ -90,6 +88,13 @@ def run_bench(name_or_path: str, agent: AgentEntry, seed: int = 0, workers: int 
                              "points_per_hand": round(me.points / max(1, me.hands), 3),
                              "truncated": table.truncated, "illegal": me.illegal, "fair_share": round(1 / players, 4)})
     return rows
+
+
+def bench_agent_name(name_or_path: str, agent: AgentEntry) -> str:
+    """How a benchmark's rows and results file name ``agent``: :func:`~c8env.tools.evaluation.runner.lineup_name`
+    (a ``package.module:name`` spec: its agent's ``name``, loaded for the protocol's first cell)."""
+    first = bench_config(name_or_path)["entries"][0]
+    return lineup_name(agent, first.get("rules", "standard"), first["players"])
 
 
 def bench_results(name_or_path: str, rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
@@ -116,10 +121,24 @@ def bench_markdown(rows: list[dict[str, Any]]) -> str:
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['agent']} | {r['rules']} | {r['players']} | {r['opponent']} | {r['hands']} | "
-                     f"{r['win_rate']:.1%} | [{r['ci_low']:.1%}, {r['ci_high']:.1%}] | {r['fair_share']:.0%} | "
+                     f"{win_rate_text(r)} | [{r['ci_low']:.1%}, {r['ci_high']:.1%}] | {r['fair_share']:.0%} | "
                      f"{r['points_per_hand']:+.2f} |")
-    return "\n".join(lines)
+    return "\n".join(lines) + cut_off_note(rows)
 
 
-__all__ = ["ENV_ID", "RESULTS_FORMAT", "RESULTS_VERSION", "bench_config", "bench_markdown", "bench_results",
-           "protocol_identity", "results_file_name", "run_bench"]
+def win_rate_text(cell: dict[str, Any]) -> str:
+    """A cell's win rate, with its hands cut off at the move cap where there are any: ``64.4% (3 cut off)``."""
+    cut = cell.get("truncated", 0)
+    return f"{cell['win_rate']:.1%}" + (f" ({cut:,} cut off)" if cut else "")
+
+
+def cut_off_note(cells: list[dict[str, Any]]) -> str:
+    """The line under a table that says what ``cut off`` means, when a cell has any (else nothing)."""
+    if not any(cell.get("truncated", 0) for cell in cells):
+        return ""
+    return (f"\n\n(N cut off): N of the cell's hands were stopped at {MAX_HAND_STEPS:,} moves with no winner; they "
+            "count as hands the agent did not win.")
+
+
+__all__ = ["ENV_ID", "RESULTS_FORMAT", "RESULTS_VERSION", "bench_agent_name", "bench_config", "bench_markdown",
+           "bench_results", "cut_off_note", "protocol_identity", "results_file_name", "run_bench", "win_rate_text"]

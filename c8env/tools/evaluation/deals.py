@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from c8env.actions import NUM_ACTIONS, action_text
-from c8env.agents import Agent, batch_mode, load, observation_for, shipped_policies, watchers
+from c8env.agents import Agent, batch_mode, load, observation_for, shipped_policies
 from c8env.agents.batched import EXTERNAL, GREEDY, RandomAgents, autoplay
 from c8env.engine import State
 from c8env.episode import MAX_HAND_STEPS, play_hand
@@ -98,7 +98,7 @@ def play_deal(agents: Sequence[Agent], names: Sequence[str], rules: RuleSet, num
         return action  # type: ignore[return-value]
 
     state = State.new(num_players, rules, seed=deal_seed)
-    return state, play_hand(state, choose, max_steps, watchers=watchers(agents))
+    return state, play_hand(state, choose, max_steps)
 
 
 def play_deals(entries: Sequence[object], names: Sequence[str], rules: RuleSet, num_players: int, seed: int,

@@ -22,8 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from c8env.agents.catalog import catalog
+from c8env.episode import MAX_HAND_STEPS
 from c8env.tools.argcheck import Parser, int_at_least, writable_dir
-from c8env.tools.evaluation.bench import ENV_ID, bench_config, protocol_identity
+from c8env.tools.evaluation.bench import ENV_ID, bench_config, cut_off_note, protocol_identity, win_rate_text
 from c8env.tools.evaluation.reports import replace_block
 from c8env.tools.results import (
     EXPLOIT_FORMAT,
@@ -145,13 +147,25 @@ def exploited_text(figure: dict[str, Any] | None) -> str:
     return "" if figure is None else f"{figure['win_rate']:.1%} [{figure['ci_low']:.1%}, {figure['ci_high']:.1%}]"
 
 
+def role_text(agent: str) -> str:
+    """What the catalog says an agent was made for and its role (``standard 2p: rollouts of expert-strong``, with
+    ``recommended`` where a setting recommends it); blank for an agent outside the catalog."""
+    item = catalog().entries.get(agent)
+    if item is None:
+        return ""
+    made_for = "any" if item.players is None else f"{item.rules} {'/'.join(map(str, item.players))}p"
+    best = [f"{s.rules} {s.players}p" for s in catalog().settings if s.recommended == agent]
+    return f"{made_for}: {item.role}" + (f" (**recommended**: {', '.join(best)})" if best else "")
+
+
 def cell_label(cell: dict[str, Any]) -> str:
     return f"{cell['rules']} {cell['players']}p vs {cell['opponent']}"
 
 
 def leaderboard_markdown(rows: list[dict[str, Any]], top: int | None = None) -> str:
     """The Markdown table of :func:`ranked` rows (or of :func:`~c8env.tools.evaluation.bench.run_bench` rows
-    of several agents); an ``exploited`` column after the score when any row has an exploited figure. With
+    of several agents); an ``exploited`` column after the score when any row has an exploited figure; a cell
+    with hands cut off at the move cap says how many (``64.4% (3 cut off)``, a note under the table). With
     ``top``, only the first ``top`` rows (the columns stay those of the whole table)."""
     if top is not None and top < 1:
         raise ValueError(f"top must be at least 1, got {top}")
@@ -159,13 +173,14 @@ def leaderboard_markdown(rows: list[dict[str, Any]], top: int | None = None) -> 
         rows = ranked(_group_bench_rows(rows))
     cells = rows[0]["cells"]
     extra = any(row.get("exploited") for row in rows)
-    lines = ["| rank | agent | score | " + ("exploited | " if extra else "")
-             + " | ".join(cell_label(c) for c in cells) + " |", "|" + "---|" * (3 + extra + len(cells))]
+    lines = ["| rank | agent | made for: role | score | " + ("exploited | " if extra else "")
+             + " | ".join(cell_label(c) for c in cells) + " |", "|" + "---|" * (4 + extra + len(cells))]
     for rank, row in enumerate(rows[:top], start=1):
-        values = " | ".join(f"{c['win_rate']:.1%}" for c in row["cells"])
+        values = " | ".join(win_rate_text(c) for c in row["cells"])
         column = f"{exploited_text(row.get('exploited'))} | " if extra else ""
-        lines.append(f"| {rank} | {row['agent']} | {row['score']:.2f} | {column}{values} |")
-    return "\n".join(lines) + "\n\n" + provenance(rows[:top])
+        lines.append(f"| {rank} | {row['agent']} | {role_text(row['agent'])} | {row['score']:.2f} | {column}{values} |")
+    shown = [cell for row in rows[:top] for cell in row["cells"]]
+    return "\n".join(lines) + cut_off_note(shown) + "\n\n" + provenance(rows[:top])
 
 
 def provenance(rows: list[dict[str, Any]]) -> str:
@@ -190,8 +205,9 @@ def _group_bench_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def write_csv(rows: list[dict[str, Any]], path: Path) -> Path:
-    """One line per (agent, cell): rank, agent, score, the cell and its figures with the 95% interval, and the
-    agent's exploited figure with its interval (blank without one)."""
+    """One line per (agent, cell): rank, agent, score, the cell and its figures with the 95% interval and its hands
+    cut off at the move cap (``truncated``), and the agent's exploited figure with its interval (blank without
+    one)."""
     import csv
 
     fields = ["rank", "agent", "score", "rules", "players", "opponent", "hands", "wins", "win_rate", "ci_low",
@@ -211,7 +227,8 @@ def write_csv(rows: list[dict[str, Any]], path: Path) -> Path:
 
 
 def plot_leaderboard(rows: list[dict[str, Any]], path: Path) -> Path:
-    """Scores as bars beside a heat map of every cell's win rate / fair share (numbers: win rates)."""
+    """Scores as bars beside a heat map of every cell's win rate / fair share (numbers: win rates, and under them
+    the hands cut off at the move cap where a cell has any)."""
     from c8env.tools.evaluation.reports import _plot
 
     agents = [r["agent"] for r in rows]
@@ -233,10 +250,15 @@ def plot_leaderboard(rows: list[dict[str, Any]], path: Path) -> Path:
         image = heat.imshow(ratio, cmap="RdYlGn", vmin=0, vmax=2, aspect="auto")
         for i, row in enumerate(rows):
             for j, cell in enumerate(row["cells"]):
-                heat.text(j, i, f"{cell['win_rate']:.0%}", ha="center", va="center", fontsize=7)
+                cut = cell.get("truncated", 0)
+                heat.text(j, i - 0.12 * bool(cut), f"{cell['win_rate']:.0%}", ha="center", va="center", fontsize=7)
+                if cut:
+                    heat.text(j, i + 0.22, f"{cut:,} cut off", ha="center", va="center", fontsize=5.5, color="#8B0000")
         heat.set_xticks(range(len(labels)), labels, fontsize=7, rotation=25, ha="right")
         heat.set_yticks(y, [""] * len(rows))
-        heat.set_title("win rate per cell (colour: win rate / fair share)")
+        heat.set_title("win rate per cell (colour: win rate / fair share)"
+                       + (f"; cut off: hands stopped at {MAX_HAND_STEPS:,} moves" if any(
+                           c.get("truncated", 0) for r in rows for c in r["cells"]) else ""))
         fig.colorbar(image, ax=heat, fraction=0.03)
 
     return _plot(path, draw, width=max(9, 1.1 * len(labels) + 4), height=2.4 + 0.42 * len(rows))

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from c8env.agents import Agent, agent_name, batch_mode, load
+from c8env.agents import BUILTIN, Agent, agent_name, batch_mode, load
 from c8env.engine import check_num_players, check_seed
 from c8env.rules import RuleSet, load_rules
 from c8env.tools.evaluation.deals import CHUNK, ENGINES, HandRecord, play_deals, play_deals_batched
@@ -41,16 +41,43 @@ def progress_counter(total: int, enabled: bool) -> Callable[[int], None]:
         return step
 
 
-def _lineup_names(entries: list[object]) -> list[str]:
-    """How a table names its agents (:func:`c8env.agents.agent_name`); objects or factories that share a name
-    are numbered (``name#1``, ``name#2``); a repeated spec string stays as written."""
-    names = [agent_name(entry) for entry in entries]
+def lineup_name(entry: AgentEntry, rules: str | dict | RuleSet = "standard", num_players: int = 2,
+                agent: Agent | None = None) -> str:
+    """How tables, results files and the leaderboard name an agent entry: :func:`c8env.agents.agent_name` (a spec
+    as written, an object's ``name``), except that a ``package.module:name`` spec is named by its agent's ``name``
+    when that is a non-empty string. ``agent``: the entry already loaded; else such a spec is loaded here for
+    ``rules`` and ``num_players`` (a factory called once, with seed 0)."""
+    if not (isinstance(entry, str) and ":" in entry and entry.partition(":")[0] not in BUILTIN
+            and not entry.endswith((".npz", ".onnx", ".zip"))):
+        return agent_name(entry)
+    agent = load(entry, rules=rules, num_players=num_players, seed=0) if agent is None else agent
+    name = getattr(agent, "name", None)
+    return name if isinstance(name, str) and name else entry
+
+
+def _lineup_names(entries: list[object], rules: RuleSet, num_players: int,
+                  agents: Sequence[Agent] | None = None) -> list[str]:
+    """How a table names its agents (:func:`lineup_name`; ``agents``: the entries loaded); entries of different
+    specs or objects that share a name are numbered (``name#1``, ``name#2``); a repeated spec string stays as
+    written."""
+    names = [lineup_name(entry, rules, num_players, None if agents is None else agents[i])
+             for i, entry in enumerate(entries)]
     for name in set(names):
         alike = [i for i, other in enumerate(names) if other == name]
-        if len(alike) > 1 and not all(isinstance(entries[i], (str, Path)) for i in alike):
+        if len(alike) > 1 and not all(isinstance(entries[i], (str, Path)) and entries[i] == entries[alike[0]]
+                                      for i in alike):
             for number, i in enumerate(alike, start=1):
                 names[i] = f"{name}#{number}"
     return names
+
+
+def one_against(agent: AgentEntry, opponent: AgentEntry, num_players: int, name: str,
+                opponent_name: str) -> tuple[list[AgentEntry], list[str]]:
+    """The benchmark's lineup: ``agent`` (named ``name``) in one seat, ``opponent`` in each of the others (named
+    ``opponent_name#1``, ``#2``, ...); :func:`evaluate`'s rotations take ``agent`` round every seat. Returns the
+    entries and their names, for :func:`evaluate`'s ``specs`` and ``names``."""
+    return ([agent] + [opponent] * (num_players - 1),
+            [name] + [f"{opponent_name}#{k}" for k in range(1, num_players)])
 
 
 def _check_sendable(entries: list[object], names: list[str]) -> None:
@@ -72,7 +99,8 @@ def evaluate(specs: Sequence[AgentEntry], num_players: int = 2, rules: str | dic
 
     ``specs`` holds one agent per seat, or fewer: a lineup shorter than the player count is
     repeated around the table (``["greedy", "random"]`` at 4 players seats greedy, random,
-    greedy, random). Each is a spec string (:func:`c8env.agents.load`: ``random``,
+    greedy, random; :func:`one_against` makes the benchmark's lineup, one agent against another in
+    every other seat). Each is a spec string (:func:`c8env.agents.load`: ``random``,
     ``greedy``, ``expert:...``, a policy name or file, ``package.module:name``), an agent
     object (``act(observation) -> int``; an ``act_batch`` lets the batched engine play it)
     or a factory called as ``factory(rules=..., num_players=..., seed=...)`` for every hand
@@ -84,7 +112,7 @@ def evaluate(specs: Sequence[AgentEntry], num_players: int = 2, rules: str | dic
     to each task by pickle, a fresh copy per 25 deals whatever the worker count), ``batched``
     (one process; only for agents with a :func:`c8env.agents.batch_mode`) or ``auto``
     (batched when every agent allows it); the same records. ``names``: how the table names the
-    agents (default: :func:`c8env.agents.agent_name` of each, objects of one class numbered).
+    agents (default: :func:`lineup_name` of each, different entries of one name numbered).
 
     ``ray``: the address of a Ray cluster (the ``rllib`` extra; ``"local"`` starts one of ``workers``
     CPUs in this process, ``"auto"`` joins the running one): the scalar engine's tasks of 25 deals run
@@ -102,11 +130,11 @@ def evaluate(specs: Sequence[AgentEntry], num_players: int = 2, rules: str | dic
         raise ValueError(f"deals={deals!r} is invalid; allowed: an int >= 1")
     if engine not in ENGINES:
         raise ValueError(f"engine={engine!r} is invalid; allowed: {', '.join(ENGINES)}")
-    names = _lineup_names(entries) if names is None else [str(name) for name in names]
-    if len(names) != len(entries):
+    if names is not None and len(names) != len(entries):
         raise ValueError(f"names={names!r} is invalid; allowed: one name per agent ({len(entries)})")
     # fail fast, naming the bad agent; the batched engine plays these agents (a policy file is loaded once)
     agents = [load(entry, rules=rules, num_players=num_players, seed=i) for i, entry in enumerate(entries)]
+    names = _lineup_names(entries, rules, num_players, agents) if names is None else [str(name) for name in names]
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
         raise ValueError(f"workers={workers!r} is invalid; allowed: None (every core) or an int >= 1")
     check_seed(seed)
@@ -200,7 +228,7 @@ def league(specs: Sequence[AgentEntry], num_players: int = 2, rules: str | dict 
     from openskill.models import PlackettLuce
 
     entries = list(specs)
-    names = _lineup_names(entries)
+    names = _lineup_names(entries, load_rules(rules), check_num_players(num_players))
     if len(entries) < 2 or len(set(names)) != len(names):
         raise ValueError(f"a league needs at least 2 distinct agents, got {names!r}")
     tables = {}
@@ -217,4 +245,4 @@ def league(specs: Sequence[AgentEntry], num_players: int = 2, rules: str | dict 
     return League(names, tables, [(r.mu, r.sigma) for r in ratings])
 
 
-__all__ = ["AgentEntry", "evaluate", "league", "progress_counter", "ray_session"]
+__all__ = ["AgentEntry", "evaluate", "league", "lineup_name", "one_against", "progress_counter", "ray_session"]

@@ -51,8 +51,18 @@ function cardFace(card, tag = "div", small = false) {
 }
 
 // ----- set-up ----------------------------------------------------------------------------------------
+// The catalog's agents (c8env agents): the one recommended for the chosen players and rules is marked, and each
+// says in its tooltip what it is and what it was made for.
 function agentChoices() {
-  return [...options.agents.map((a) => ({ spec: a, name: a })), ...uploads.map((u) => ({ spec: u.spec, name: `uploaded: ${u.name}` }))];
+  const n = +$("players").value;
+  const rules = $("rules").value;
+  const best = (options.recommended || []).find((r) => r.players === n && r.rules === rules);
+  const shipped = (options.catalog || []).map((a) => {
+    const madeFor = a.players === null ? "every setting" : `${a.rules}, ${a.players.join(" or ")} players`;
+    const mark = best && best.agent === a.name ? " (recommended)" : "";
+    return { spec: a.name, name: a.name + mark, title: `${a.summary} (${a.role}; made for ${madeFor})` };
+  });
+  return [...shipped, ...uploads.map((u) => ({ spec: u.spec, name: `uploaded: ${u.name}`, title: "" }))];
 }
 
 function buildOpponents() {
@@ -64,7 +74,7 @@ function buildOpponents() {
   for (let k = 1; k < n; k++) {
     const s = (seat + k) % n;
     const select = el("select", { id: `agent-${k}`, "data-seat": String(s) });
-    for (const choice of agentChoices()) select.append(el("option", { value: choice.spec, text: choice.name }));
+    for (const choice of agentChoices()) select.append(el("option", { value: choice.spec, text: choice.name, title: choice.title }));
     select.value = previous[k - 1] && agentChoices().some((c) => c.spec === previous[k - 1]) ? previous[k - 1] : "greedy";
     const budget = el("input", { id: `budget-${k}`, type: "number", min: "1", max: String(options.max_expert_simulations),
                                  value: "100", title: "expert: simulations per move" });
@@ -94,6 +104,7 @@ async function setup() {
   buildSeats();
   $("players").addEventListener("change", buildSeats);
   $("seat").addEventListener("change", buildOpponents);
+  $("rules").addEventListener("change", buildOpponents);
   for (const id of ["delay", "delay2"]) {
     $(id).addEventListener("input", (e) => setDelay(+e.target.value));
   }
