@@ -10,7 +10,8 @@
   the anchor as GitHub slugs the heading) and on the site (the anchor as the site slugs it; the strict build of
   tests/test_site.py checks the site's links too).
 - The layout listing (docs/layout.md) names only files and folders that exist.
-- The README stays a front door: short, with the two commands; CITATION.cff agrees with pyproject.toml.
+- The README stays a front door: short, with the two commands; CITATION.cff agrees with pyproject.toml; the
+  CHANGELOG's newest section is 600 words at most.
 - Nothing points outside the repository (the team's folder is not shipped).
 """
 
@@ -199,6 +200,16 @@ def test_the_versions_follow_the_changelog_and_the_citation_names_its_newest_rel
     assert f'\nlicense = {{ text = "{citation["license"]}" }}\n' in project, "CITATION.cff's license is not pyproject's"
     assert citation["authors"] == [{"name": "c8env developers"}]
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", citation["date-released"])
+
+
+def test_the_changelogs_newest_section_reads_in_two_minutes() -> None:
+    """The newest CHANGELOG section is a summary that points to the docs, not a diary: 600 words at most, Markdown
+    included (issue 56)."""
+    sections = re.split(r"^(?=## )", (ROOT / "CHANGELOG.md").read_text(), flags=re.M)
+    assert len(sections) > 2, "the CHANGELOG has no release sections"
+    newest = sections[1]
+    words = len(newest.split())
+    assert words <= 600, f"the CHANGELOG's newest section ({newest.splitlines()[0]}) has {words} words; keep it to 600"
 
 
 # ----- links: the repository view (GitHub) and the site (MkDocs) -------------------------------------------------

@@ -114,10 +114,11 @@ def refresh(path: Path = CATALOG_FILE, results: Path = RESULTS, exploit: Path = 
         entry = checked.entries[item["name"]]
         figures = figures_of(entry, results, exploit)
         item.pop("figures", None)
+        timed = ms_per_move(entry) if timing else item.pop("ms_per_move", None)
+        if timed is not None:
+            item["ms_per_move"] = timed
         if figures:
             item["figures"] = [f.to_dict() for f in figures]
-        if timing:
-            item["ms_per_move"] = ms_per_move(entry)
     path.write_text(checked.header + yaml.safe_dump(raw, sort_keys=False, width=118, allow_unicode=True))
 
 
