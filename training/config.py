@@ -184,6 +184,10 @@ class TrainConfig(RunConfig, BaseModel):
     total_steps: int = Field(1_000_000, ge=0)
     """Learner steps (env transitions) to train for, counted over all environments (0: the warm start alone,
     e.g. to distil a search into the network, then the final evaluation)."""
+    budget: float = Field(1.0, gt=0)
+    """Scales the run's work: ``pretrain_samples`` and ``total_steps`` are multiplied by it when the config is read
+    (``--set budget=0.25`` for a laptop, ``--set budget=4`` for a long run); the run's saved ``config.yaml`` holds
+    the scaled figures and ``budget: 1.0``."""
     seed: int = Field(0, ge=0)
     """Seed of everything: deals, seats, opponents, network initialisation, evaluation deals."""
     n_envs: int = Field(16, ge=1)
@@ -287,6 +291,9 @@ class TrainConfig(RunConfig, BaseModel):
     """Seeded deals per periodic evaluation (each played once per seat rotation)."""
     final_eval_deals: int = Field(2500, ge=1)
     """Seeded deals of the final evaluation printed at the end (fresh deals, another seed)."""
+    final_policy: Literal["last", "best"] = "last"
+    """The run's ``policy.npz``, which the final table evaluates: the ``last`` policy, or the ``best`` periodic
+    evaluation against greedy (chosen on the periodic deals, never on the final table's, which stay fresh)."""
     eval_workers: int = Field(2, ge=1)
     """Processes of each evaluation."""
     checkpoint_interval: int = Field(100_000, ge=1)
@@ -301,6 +308,20 @@ class TrainConfig(RunConfig, BaseModel):
     _check_weights = field_validator("opponent_weights")(check_weights)
 
     _check_obs_size = field_validator("obs_size")(check_obs_size)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scale_budget(cls, data: Any) -> Any:
+        """Apply ``budget`` to the work it scales, once (the result says ``budget: 1.0``)."""
+        if isinstance(data, dict) and data.get("budget", 1.0) != 1.0:
+            budget = data["budget"]
+            if not isinstance(budget, (int, float)) or isinstance(budget, bool) or not 0 < budget < float("inf"):
+                return data  # the field's own check words the error
+            data = dict(data, budget=1.0)
+            for key in ("pretrain_samples", "total_steps"):
+                default = cls.model_fields[key].default
+                data[key] = round(data.get(key, default) * budget)
+        return data
 
     @model_validator(mode="after")
     def _check_batched_pool(self) -> TrainConfig:

@@ -4,6 +4,7 @@ the config's evaluation opponents on duplicate deals (:func:`c8env.tools.evaluat
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,13 +23,17 @@ class EvalConfig(Protocol):
     eval_workers: int
 
 
-def evaluate_policy(path: Path, config: EvalConfig, deals: int, seed: int) -> list[dict[str, Any]]:
+def evaluate_policy(path: Path, config: EvalConfig, deals: int, seed: int,
+                    progress: bool = False) -> list[dict[str, Any]]:
     """The policy file in one seat against each evaluation opponent in all the others (``cut_off``: hands still
-    running after :data:`c8env.tools.evaluation.MAX_HAND_STEPS` moves)."""
+    running after :data:`c8env.tools.evaluation.MAX_HAND_STEPS` moves); ``progress``: a bar per opponent."""
     rows = []
     for opponent in config.eval_opponents:
+        if progress:
+            print(f"evaluating vs {opponent}: {deals:,} deals x {config.num_players} seats", file=sys.stderr,
+                  flush=True)
         table = evaluate([str(path)] + [opponent] * (config.num_players - 1), config.num_players, config.rules, deals,
-                         seed, workers=config.eval_workers)
+                         seed, workers=config.eval_workers, progress=progress)
         me = table.stats[0]
         low, high = me.interval
         rows.append({"opponent": opponent, "hands": me.hands, "win_rate": me.win_rate, "ci_low": low,

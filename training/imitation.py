@@ -479,7 +479,8 @@ def lr_factor(schedule: str, update: int, updates: int) -> float:
     return 1.0 if schedule == "constant" else 0.5 * (1.0 + float(np.cos(np.pi * update / updates)))
 
 
-def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed: int) -> dict[str, float]:
+def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed: int, progress: bool = False,
+                    on_epoch: Callable[[dict[str, float]], None] | None = None) -> dict[str, float]:
     """Fit the actor to the demonstrated actions and the critic to their returns, with Adam
     (its learning rate following ``config.pretrain_lr_schedule``, :func:`lr_factor`).
 
@@ -491,7 +492,8 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
     declarations are fitted, with ``endgame`` only the endgame's decisions (:meth:`Demonstrations.endgame`); with ``config.pretrain_suit_permutations`` each minibatch's decisions are shown with
     their suits renamed at random (:mod:`training.symmetry`). Returns the held-out accuracy (agreement with
     the demonstrated action on decisions with a choice), the mean entropy there, and the
-    last losses.
+    last losses. ``progress`` shows a bar over the minibatches (rate, time left); ``on_epoch`` is handed each
+    epoch's mean losses and held-out accuracy (the cloning's learning curve).
     """
     if config.pretrain_decisions == "declare":
         demos = demos.declarations()
@@ -521,7 +523,9 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
         optimizer, lambda step: lr_factor(config.pretrain_lr_schedule, step, updates))
     policy.set_training_mode(True)
     policy_loss = value_loss = float("nan")
-    for _ in range(config.pretrain_epochs):
+    bar = tqdm(total=updates, desc="cloning", unit="batch", disable=not progress, dynamic_ncols=True)
+    for epoch in range(config.pretrain_epochs):
+        losses: list[tuple[float, float]] = []
         perm = rng.permutation(train)
         for start in range(0, len(perm), config.pretrain_batch_size):
             batch = torch.as_tensor(perm[start:start + config.pretrain_batch_size])
@@ -549,6 +553,25 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
             optimizer.step()
             schedule.step()
             policy_loss, value_loss = p_loss.item(), v_loss.item()
+            losses.append((policy_loss, value_loss))
+            bar.update()
+        if on_epoch is not None:
+            accuracy, _ = _held_out(policy, obs, masks, actions, held)
+            policy.set_training_mode(True)
+            mean = np.mean(losses, axis=0)
+            on_epoch({"epoch": epoch + 1, "policy_loss": float(mean[0]), "value_loss": float(mean[1]),
+                      "accuracy": accuracy})
+        bar.set_postfix(epoch=f"{epoch + 1}/{config.pretrain_epochs}", loss=f"{np.mean(losses, axis=0)[0]:.3f}")
+    bar.close()
+    accuracy, entropy = _held_out(policy, obs, masks, actions, held)
+    return {"accuracy": accuracy, "entropy": entropy, "policy_loss": policy_loss, "value_loss": value_loss,
+            "samples": float(len(demos))}
+
+
+def _held_out(policy: Any, obs: torch.Tensor, masks: torch.Tensor, actions: torch.Tensor,
+              held: np.ndarray) -> tuple[float, float]:
+    """The accuracy (agreement with the demonstrated move where there was a choice) and mean entropy of ``policy``
+    on the held-out decisions; leaves the policy in evaluation mode."""
     policy.set_training_mode(False)
     with torch.no_grad():
         held_t = torch.as_tensor(held)
@@ -557,8 +580,7 @@ def behaviour_clone(model: Any, demos: Demonstrations, config: TrainConfig, seed
         accuracy = float((logits.argmax(1) == actions[held_t][choice]).float().mean()) if choice.any() else 1.0
         probs = torch.softmax(logits, dim=1)
         entropy = float(-(probs * torch.log_softmax(logits, dim=1).nan_to_num(0.0, neginf=0.0)).sum(1).mean())
-    return {"accuracy": accuracy, "entropy": entropy, "policy_loss": policy_loss, "value_loss": value_loss,
-            "samples": float(len(demos))}
+    return accuracy, entropy
 
 
 __all__ = ["RECORDING_KEYS", "Demonstrations", "Hands", "behaviour_clone", "demonstrations", "extra_demonstrations",

@@ -4,7 +4,8 @@ Given a ``.csv`` of expert-iteration steps instead (``docs/expert-iteration-2p.c
 their win rates against greedy and the expert, per step and against wall-clock minutes, one line
 per way of fitting the clones, with the 2-player targets (:func:`plot_iteration`).
 
-Reads the run's ``evals.jsonl`` (the periodic evaluations) and draws, per evaluation opponent,
+Reads the run's ``clone.jsonl`` (the warm start's cloning epochs: held-out accuracy and loss, a panel of its own) and
+``evals.jsonl`` (the periodic evaluations) and draws, per evaluation opponent,
 the win rate against training steps with its 95% interval as a band and the fair share as a
 dashed line; the trainer's best evaluation (``best.json``, the one behind ``best.npz``) is marked, and
 so are evaluations that left more than 1 hand in 1,000 unfinished (never chosen as the best).
@@ -42,23 +43,51 @@ def read_evals(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
     return {name: sorted(rows, key=lambda r: r["step"]) for name, rows in by_opponent.items()}
 
 
+def read_clone(run_dir: Path) -> list[dict[str, float]]:
+    """The behaviour cloning's epochs of a run (``clone.jsonl``, written by ``training.train``), or [] without."""
+    path = Path(run_dir) / "clone.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+
+
+def plot_clone(ax: Any, epochs: list[dict[str, float]]) -> None:
+    """The cloning stage's curve: held-out accuracy and the actor's mean loss per epoch."""
+    xs = [e["epoch"] for e in epochs]
+    ax.plot(xs, [e["accuracy"] for e in epochs], marker="o", markersize=3, label="held-out accuracy")
+    ax.set_xlabel("cloning epoch")
+    ax.set_ylabel("held-out accuracy (moves with a choice)")
+    loss_ax = ax.twinx()
+    loss_ax.plot(xs, [e["policy_loss"] for e in epochs], color="C1", marker=".", label="actor loss (train)")
+    loss_ax.set_ylabel("actor loss")
+    ax.set_title("behaviour cloning")
+    ax.grid(alpha=0.3)
+    lines = ax.get_legend_handles_labels(), loss_ax.get_legend_handles_labels()
+    ax.legend(lines[0][0] + lines[1][0], lines[0][1] + lines[1][1], fontsize=8, loc="center right")
+
+
 def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
-    """Write the learning-curve PNG of a run (default ``<run_dir>/curves.png``); return its path."""
+    """Write the learning-curve PNG of a run (default ``<run_dir>/curves.png``): the behaviour cloning's epochs
+    (``clone.jsonl``) where it had a warm start, and the periodic evaluations (``evals.jsonl``); return its path."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     run_dir = Path(run_dir)
-    curves = read_evals(run_dir)
+    clone = read_clone(run_dir)
+    curves = read_evals(run_dir) if (run_dir / "evals.jsonl").is_file() or not clone else {}
     best_file = run_dir / "best.json"  # the trainer's best periodic evaluation (best.npz), if any
     best = json.loads(best_file.read_text()) if best_file.is_file() else {}
     out = Path(out) if out else run_dir / "curves.png"
-    clocked = all("seconds" in r for rows in curves.values() for r in rows)
+    clocked = bool(curves) and all("seconds" in r for rows in curves.values() for r in rows)
     axes_x = [("step", 1e6, "training steps (millions)")] + ([("seconds", 3600, "wall-clock hours")] if clocked else [])
-    fig, axes = plt.subplots(len(axes_x), len(curves), figsize=(5 * len(curves), 3.6 * len(axes_x)), squeeze=False)
+    columns = len(curves) + bool(clone)
+    fig, axes = plt.subplots(len(axes_x), columns, figsize=(5 * columns, 3.6 * len(axes_x)), squeeze=False)
+    if clone:
+        plot_clone(axes[0][0], clone)
+        for ax in axes[1:, 0]:
+            ax.set_visible(False)
     for row_axes, (key, scale, label) in zip(axes, axes_x, strict=True):
-        for ax, (opponent, rows) in zip(row_axes, curves.items(), strict=True):
+        for ax, (opponent, rows) in zip(row_axes[bool(clone):], curves.items(), strict=True):
             xs = [r[key] / scale for r in rows]
             ax.fill_between(xs, [r["ci_low"] for r in rows], [r["ci_high"] for r in rows], alpha=0.25,
                             label="95% interval")

@@ -97,6 +97,7 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
 
     if archive:
         trim_evals(run_dir, step0)
+    timing: dict[str, str] = {}  # each stage's time in this process, for the report
 
     # 2. the envs and the model (fresh, or the latest checkpoint's)
     logger = make_logger(run_dir / "logs", step0 if archive else None)
@@ -125,18 +126,31 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
                 if config.pretrain_prior:
                     load_prior(config)  # a wrong prior stops the run before the recording, not after it
                 clock = time.perf_counter()
-                demos, loaded = demonstrations(config, derive_seed(recording_seed(config), 7, bits=31),
+                # kept in the run directory unless the config names a file: --resume goes on with the recording
+                recording = config if config.pretrain_demos else config.model_copy(
+                    update={"pretrain_demos": str(run_dir / "demos.npz")})
+                demos, loaded = demonstrations(recording, derive_seed(recording_seed(config), 7, bits=31),
                                                workers=config.eval_workers)
                 own = len(demos)
                 demos = Demonstrations.concat([demos, *extra_demonstrations(config)])
                 recorded = time.perf_counter() - clock
-                metrics = behaviour_clone(model, demos, config, derive_seed(config.seed, 8, bits=31))
+                epochs = run_dir / "clone.jsonl"
+                epochs.unlink(missing_ok=True)
+
+                def log_epoch(row: dict[str, float]) -> None:
+                    with epochs.open("a") as out:
+                        out.write(json.dumps(row) + "\n")
+
+                metrics = behaviour_clone(model, demos, config, derive_seed(config.seed, 8, bits=31), progress,
+                                          log_epoch)
                 cloned = time.perf_counter() - clock - recorded
                 for key, value in {**metrics, "seconds": recorded + cloned}.items():
                     logger.record(f"pretrain/{key}", value)
                 logger.record("time/total_timesteps", 0, exclude="tensorboard")
                 logger.dump(0)
-                source = f"loaded from {config.pretrain_demos}" if loaded else f"recorded in {recorded:.0f} s"
+                source = f"loaded from {recording.pretrain_demos}" if loaded else f"recorded in {recorded:.0f} s"
+                timing["recording"] = "loaded" if loaded else f"{recorded:.0f} s ({own / recorded:,.0f} decisions/s)"
+                timing["cloning"] = f"{cloned:.0f} s ({config.pretrain_epochs} epochs)"
                 if len(demos) > own:
                     source += f", {len(demos) - own:,} more from {', '.join(config.pretrain_extra_demos)}"
                 say(f"warm start: {own:,} {config.pretrain_agent} decisions {source}, "
@@ -156,6 +170,7 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
         # the first learn() call resets the envs (their first episodes draw from the pool as it is before the
         # step-0 snapshot): learning no steps does just that, so the run equals one long learn() call
         model.learn(0, reset_num_timesteps=False)
+        ppo_clock, ppo_from = time.perf_counter(), model.num_timesteps
         while model.num_timesteps < config.total_steps and not recorder.stop_requested:
             step = model.num_timesteps
             if step >= due["snapshot"]:
@@ -177,6 +192,11 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
             if recorder.in_rollout:  # stopped mid-rollout: the model is as it was at that rollout's start
                 model.num_timesteps = recorder.rollout_step
         step = model.num_timesteps
+        if config.final_policy == "best" and not recorder.stop_requested and step > ppo_from and \
+                step % config.eval_interval:  # the last policy is a candidate too
+            rows, best = periodic_eval(model, config, step, seconds(), best)
+            say(f"step {step:,}: eval " + "; ".join(
+                f"vs {r['opponent']} {r['win_rate']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}]" for r in rows))
         if recorder.stop_requested:
             if recorder.rollout_step < 0:
                 say("interrupted before training started; no checkpoint written")
@@ -187,6 +207,10 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
 
         # 5. the end: a last checkpoint, then policy.npz evaluated on fresh deals
         train_seconds = seconds()
+        if model.num_timesteps > ppo_from:
+            ppo_seconds = time.perf_counter() - ppo_clock
+            timing["PPO"] = (f"{ppo_seconds:.0f} s ({(model.num_timesteps - ppo_from) / ppo_seconds:,.0f} steps/s, "
+                             "periodic evaluations included)")
         if last_checkpoint != step:
             write_checkpoint(model, config, step, train_seconds, snapshots, best)
     except KeyboardInterrupt:  # a second signal: stop at once (the last periodic checkpoint stands)
@@ -201,11 +225,14 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
         except (OSError, EOFError):
             pass
     path = export(model, run_dir / "policy.npz", config, step)
+    if config.final_policy == "best" and (run_dir / "best.npz").is_file():
+        shutil.copyfile(run_dir / "best.npz", path)
     clock = time.perf_counter()
-    rows = evaluate_policy(path, config, config.final_eval_deals, FINAL_SEED + config.seed)
+    rows = evaluate_policy(path, config, config.final_eval_deals, FINAL_SEED + config.seed, progress)
     eval_seconds = time.perf_counter() - clock
-    curves = plot_run(run_dir) if (run_dir / "evals.jsonl").is_file() else None
-    text = report(config, path, step, train_seconds, rows, eval_seconds, best, curves)
+    timing["evaluation"] = f"{eval_seconds:.0f} s"
+    curves = plot_run(run_dir) if any((run_dir / f).is_file() for f in ("evals.jsonl", "clone.jsonl")) else None
+    text = report(config, path, step, train_seconds, rows, eval_seconds, best, curves, timing)
     (run_dir / "eval.md").write_text(text + "\n")
     write_json(run_dir / "eval.json", {"step": step, "seconds": train_seconds, "policy": str(path), "rows": rows})
     print(text, flush=True)
@@ -252,7 +279,8 @@ def open_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> Path | N
               flush=True)
     if archive is None and run_dir.is_dir():  # a run stopped before its first checkpoint: start afresh
         if resume:
-            print(f"no checkpoint in {run_dir}: starting a fresh run", file=sys.stderr, flush=True)
+            print(f"no checkpoint in {run_dir}: starting again from the warm start (its recording, kept in the run "
+                  "directory, goes on where it stopped)", file=sys.stderr, flush=True)
         for name in ("logs", "snapshots", "checkpoints"):
             shutil.rmtree(run_dir / name, ignore_errors=True)
         for name in ("evals.jsonl", "best.zip", "best.npz", "best.json", "eval_policy.npz"):
@@ -324,8 +352,8 @@ def periodic_eval(model: MaskablePPO, config: TrainConfig, step: int, seconds: f
 
 
 def report(config: TrainConfig, path: Path, step: int, seconds: float, rows: list[dict[str, Any]],
-           eval_seconds: float, best: dict[str, Any], curves: Path | None) -> str:
-    """The Markdown table of the final evaluation (``eval.md``)."""
+           eval_seconds: float, best: dict[str, Any], curves: Path | None, timing: dict[str, str] | None = None) -> str:
+    """The Markdown table of the final evaluation (``eval.md``), and each stage's time in this process."""
     speed = step / seconds if seconds else 0.0
     lines = [
         f"## {config.run_name}: {path}",
@@ -338,8 +366,12 @@ def report(config: TrainConfig, path: Path, step: int, seconds: float, rows: lis
         *results_table(rows),
     ]
     if best:
+        chosen = config.final_policy == "best"
         lines += ["", f"Best periodic evaluation vs {best['opponent']}: {best['win_rate']:.1%} at step "
-                      f"{best['step']:,} ({config.run_dir / 'best.npz'})."]
+                      f"{best['step']:,} ({config.run_dir / 'best.npz'}"
+                      + ("; the policy above, final_policy: best)." if chosen else ").")]
+    if timing:
+        lines += ["", "Time per stage: " + "; ".join(f"{stage} {text}" for stage, text in timing.items()) + "."]
     if curves is not None:
         lines += ["", f"Learning curves: {curves}"]
     return "\n".join(lines)
