@@ -83,7 +83,7 @@ def test_an_oracle_recording_values_the_guides_candidates(tmp_path: Path) -> Non
 
 def test_a_recording_saved_before_a_recording_key_existed_still_loads(tmp_path: Path) -> None:
     path = tmp_path / "demos.npz"
-    config = load_config(ROOT / "configs/train/default.yaml", ["pretrain_agent=greedy", "pretrain_samples=50",
+    config = load_config(ROOT / "configs/train/default.yaml", ["pretrain_agent=greedy", "pretrain_temperature=null", "pretrain_samples=50",
                                                                f"pretrain_demos={path}"])
     demos, _ = demonstrations(config, seed=1)
     with np.load(path) as saved:

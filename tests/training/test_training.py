@@ -51,9 +51,10 @@ def test_every_field_has_a_docstring():
 def test_overrides_are_typed():
     config = load_config(ROOT / "configs/train/default.yaml",
                          ["total_steps=1000", "seed=3", "pi_layers=[64, 64]", "opponent_weights.greedy=0.5",
-                          "target_kl=null", "pretrain_agent=null", "learning_rate=1e-3"])
+                          "target_kl=null", "pretrain_agent=null", "pretrain_temperature=null",
+                          "learning_rate=1e-3"])
     assert (config.total_steps, config.seed, config.pi_layers) == (1000, 3, [64, 64])
-    assert config.opponent_weights["greedy"] == 0.5 and config.opponent_weights["random"] == 0.1
+    assert config.opponent_weights["greedy"] == 0.5 and config.opponent_weights["random"] == 0.0
     assert config.target_kl is None and config.pretrain_agent is None and config.learning_rate == 1e-3
     assert config.run_dir == Path("runs/default-s3")
 
@@ -72,8 +73,8 @@ def test_overrides_are_typed():
     (["rules=nope"], "config key 'rules' = 'nope' is invalid: unknown rules preset 'nope'"),
     (["opponent_weights.gredy=1"], "unknown kind(s) ['gredy']; allowed: random, greedy, expert, self"),
     (["opponent_weights.greedy=many"], "config key 'opponent_weights.greedy' = 'many' is invalid: should be a valid number"),
-    (["opponent_weights.greedy=-1"], "config key 'opponent_weights' = {'random': 0.1, 'greedy': -1, 'expert': 0.0, "
-                                     "'self': 0.2} is invalid: should be weights >= 0 with a positive sum"),
+    (["opponent_weights.greedy=-1"], "config key 'opponent_weights' = {'random': 0.0, 'greedy': -1, 'expert': 0.0, "
+                                     "'self': 0.3} is invalid: should be weights >= 0 with a positive sum"),
     (["learning_rate=true"], "config key 'learning_rate' = True is invalid: should be a valid number"),
     (["learning_rate=.nan"], "config key 'learning_rate' = nan is invalid: should be a finite number"),
     (["seed.x=1"], "config key 'seed' is not a mapping"),
@@ -88,9 +89,10 @@ def test_overrides_are_typed():
     (["pretrain_lr_schedule=linear"], "config key 'pretrain_lr_schedule' = 'linear' is invalid: should be 'constant' "
                                       "or 'cosine'"),
     (["pretrain_temperature=0"], "config key 'pretrain_temperature' = 0 is invalid: should be greater than 0"),
-    (["pretrain_temperature=0.1"], "config key 'pretrain_temperature' = 0.1 is invalid: soft targets need a searching "
+    (["pretrain_agent=greedy"], "config key 'pretrain_temperature' = 0.1 is invalid: soft targets need a searching "
                                    "demonstrator (pretrain_agent: expert...)"),
-    (["pretrain_prior=iter2-standard-2p"], "config key 'pretrain_prior' = 'iter2-standard-2p' is invalid: regularises "
+    (["pretrain_temperature=null", "pretrain_prior=iter6-standard-2p"], "config key 'pretrain_prior' = "
+                                                                         "'iter6-standard-2p' is invalid: regularises "
                                            "the soft targets: set pretrain_temperature too"),
     (["pretrain_oracle=true"], "config key 'pretrain_oracle' = True is invalid: values a guided search's moves for "
                                "the soft targets: set pretrain_temperature and pretrain_agent: expert:policy=..."),
