@@ -25,3 +25,11 @@ and c8env only: the env worker processes never import torch. Nor does importing
 :mod:`training.train` or :mod:`training.export` (the workers import ``training.train`` as
 their main module); their functions bring in torch and Stable-Baselines3 when they run.
 """
+
+import os
+
+# torch's CPU build computes with Intel MKL, whose results may differ in the last bits with the memory alignment of
+# the arrays (so with the directory a run starts in) unless its conditional numerical reproducibility is on: with it,
+# one machine gives one policy for one config and seed. Set on importing this package, before any training module
+# imports torch (an environment that sets MKL_CBWR keeps its own).
+os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
