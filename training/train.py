@@ -181,8 +181,7 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
             if step >= due["eval"]:
                 rows, best = periodic_eval(model, config, step, seconds(), best)
                 recorder.status = ", ".join(f"vs {r['opponent']} {r['win_rate']:.1%}" for r in rows)
-                say(f"step {step:,}: eval " + "; ".join(
-                    f"vs {r['opponent']} {r['win_rate']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}]" for r in rows))
+                say(eval_line(step, rows))
             if step >= due["checkpoint"]:
                 write_checkpoint(model, config, step, seconds(), snapshots, best)
                 last_checkpoint = step
@@ -195,8 +194,7 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
         if config.final_policy == "best" and not recorder.stop_requested and step > ppo_from and \
                 step % config.eval_interval:  # the last policy is a candidate too
             rows, best = periodic_eval(model, config, step, seconds(), best)
-            say(f"step {step:,}: eval " + "; ".join(
-                f"vs {r['opponent']} {r['win_rate']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}]" for r in rows))
+            say(eval_line(step, rows))
         if recorder.stop_requested:
             if recorder.rollout_step < 0:
                 say("interrupted before training started; no checkpoint written")
@@ -240,6 +238,12 @@ def train(config: TrainConfig, resume: bool = False, overwrite: bool = False, pr
 
 
 # ----- the run directory ------------------------------------------------------------------------------
+def eval_line(step: int, rows: list[dict[str, Any]]) -> str:
+    """The log line of a periodic evaluation: each opponent's win rate and interval."""
+    return f"step {step:,}: eval " + "; ".join(
+        f"vs {r['opponent']} {r['win_rate']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}]" for r in rows)
+
+
 def set_damaged_aside(damaged: list[tuple[Path, str]]) -> Path | None:
     """Move the files of damaged checkpoints to ``checkpoints/damaged/`` (kept for a look, out of the run's way);
     returns that folder."""
