@@ -3,11 +3,11 @@
     python -m training.catalog [--results docs/leaderboard/results] [--exploit docs/leaderboard/exploit]
 
 For each catalog agent: its benchmark cells in each setting it was made for (the results file whose ``agent`` is its
-name, written by ``c8env eval --bench standard --agent NAME --out DIR``), the best response's final win rate where an
-exploit results file of that setting exists (``c8env exploit NAME --out DIR``), and its time per move (the median of
-5 timings of its first 200 decisions against greedy players, on this machine). An agent without a results file
-keeps no figures. The hand-written fields are kept as they are. It then writes the catalog's cards into the docs'
-agents page (docs/agents.md, between its catalog markers).
+name, written by ``c8env eval --bench standard --agent NAME --out DIR``), the best response's gain over its start and
+final win rate where an exploit results file of that setting exists (``c8env exploit NAME --out DIR``; version 2: an
+older one is refused), and its time per move (the median of 5 timings of its first 200 decisions against greedy
+players, on this machine). An agent without a results file keeps no figures. The hand-written fields are kept as
+they are. It then writes the catalog's cards into the docs' agents page (docs/agents.md, between its catalog markers).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from c8env import agents
 from c8env.agents.catalog import CATALOG_FILE, OPPONENTS, Entry, Figures, WinRate, cards, catalog, load_catalog
 from c8env.engine import State
 from c8env.rules import load_rules
+from c8env.tools.results import EXPLOIT_FORMAT, check_exploit_results
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS_PAGE = ROOT / "docs" / "agents.md"
@@ -57,24 +58,27 @@ def _rate(opponent: str, cell: dict[str, Any]) -> WinRate:
 
 def figures_of(entry: Entry, results: Path = RESULTS, exploit: Path = EXPLOIT) -> tuple[Figures, ...]:
     """An agent's figures from the results files in ``results`` and ``exploit``: one :class:`Figures` per setting of
-    its benchmark results file that it was made for."""
+    its benchmark results file that it was made for (its exploit results file checked: a ``ValueError`` for one of
+    another format version)."""
     bench = _files(results, "c8env-bench-results").get(entry.name)
     if bench is None:
         return ()
     path, data = bench
-    exploited = _files(exploit, "c8env-exploit-results").get(entry.name)
+    exploited = _files(exploit, EXPLOIT_FORMAT).get(entry.name)
+    if exploited is not None:
+        check_exploit_results(exploited[1], _where(exploited[0]))
     out = []
     for players, rules in dict.fromkeys((c["players"], c["rules"]) for c in data["cells"]):
         if not entry.plays(players, rules):
             continue
         cells = {c["opponent"]: c for c in data["cells"] if c["players"] == players and c["rules"] == rules}
-        best_response = None
+        best_response = gain = source = None
         if exploited is not None and (exploited[1]["players"], exploited[1]["rules"]) == (players, rules):
-            best_response = _rate("best response", exploited[1]["final"])
+            best_response, gain = _rate("best response", exploited[1]["final"]), float(exploited[1]["gain"])
+            source = _where(exploited[0])
         out.append(Figures(rules, players, _where(path),
                            f"{data['env_id']}, c8env {data['c8env_version']}, seed {data['seed']}",
-                           {o: _rate(o, cells[o]) for o in OPPONENTS if o in cells}, best_response,
-                           None if exploited is None or best_response is None else _where(exploited[0])))
+                           {o: _rate(o, cells[o]) for o in OPPONENTS if o in cells}, best_response, source, gain))
     return tuple(out)
 
 

@@ -54,10 +54,17 @@ class WinRate:
                 "cut_off": self.cut_off}
 
 
+def gain_text(gain: float, win_rate: float) -> str:
+    """An exploited figure in words: the best response's gain over its start in points of win rate, and its final
+    win rate (``+4.1 (67.4%)``)."""
+    return f"{100 * gain:+.1f} ({win_rate:.1%})"
+
+
 @dataclass(frozen=True)
 class Figures:
     """An agent's figures in one setting: its win rates against :data:`OPPONENTS` (the benchmark's cells) and, where
-    measured, the win rate of a best response trained against it (``exploited``), each with the file it came from."""
+    measured, the final win rate of a best response trained against it (``exploited``) and its gain over its start
+    (``exploit_gain``), each with the file it came from."""
 
     rules: str
     players: int
@@ -66,6 +73,7 @@ class Figures:
     against: Mapping[str, WinRate]
     exploited: WinRate | None = None
     exploited_source: str | None = None
+    exploit_gain: float | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Figures:
@@ -73,14 +81,15 @@ class Figures:
         return cls(str(data["rules"]), int(data["players"]), str(data["source"]), str(data["measured_on"]),
                    {k: WinRate.from_dict(k, v) for k, v in data["against"].items()},
                    None if exploited is None else WinRate.from_dict("best response", exploited),
-                   None if exploited is None else str(exploited["source"]))
+                   None if exploited is None else str(exploited["source"]),
+                   None if exploited is None else float(exploited["gain"]))
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"rules": self.rules, "players": self.players, "source": self.source,
                                 "measured_on": self.measured_on,
                                 "against": {k: v.to_dict() for k, v in self.against.items()}}
         if self.exploited is not None:
-            data["exploited"] = {**self.exploited.to_dict(), "source": self.exploited_source}
+            data["exploited"] = {"gain": self.exploit_gain, **self.exploited.to_dict(), "source": self.exploited_source}
         return data
 
 
@@ -108,6 +117,12 @@ class Entry:
     def figures_for(self, players: int, rules: str) -> Figures | None:
         """Its figures in that setting, if measured."""
         return next((f for f in self.figures if f.players == players and f.rules == rules), None)
+
+    @property
+    def is_search(self) -> bool:
+        """Whether it is the expert search (the built-in ``expert`` or a named search of it): an agent without a
+        batched form, which no exploiter trains against."""
+        return (self.spec or self.name).partition(":")[0] == "expert"
 
 
 @dataclass(frozen=True)
@@ -234,6 +249,14 @@ def _cell(figures: Figures | None, opponent: str) -> str:
     return "" if rate is None else str(rate)
 
 
+def _exploited(entry: Entry, figures: Figures | None) -> str:
+    if entry.is_search:
+        return "no batched form (a search)"
+    if figures is None or figures.exploited is None or figures.exploit_gain is None:
+        return ""
+    return gain_text(figures.exploit_gain, figures.exploited.win_rate)
+
+
 def _ms(entry: Entry) -> str:
     return "" if entry.ms_per_move is None else f"{entry.ms_per_move:.3g}"
 
@@ -247,8 +270,8 @@ def setting_table(players: int, rules: str, markdown: bool = True) -> str:
         if not item.plays(players, rules):
             continue
         figures = item.figures_for(players, rules)
-        exploited = "" if figures is None or figures.exploited is None else str(figures.exploited)
-        rows.append([item.name, item.kind, item.role, *(_cell(figures, o) for o in OPPONENTS), exploited, _ms(item)])
+        rows.append([item.name, item.kind, item.role, *(_cell(figures, o) for o in OPPONENTS),
+                     _exploited(item, figures), _ms(item)])
     title = f"{rules}, {players} players (each agent in one seat against the opponent in every other; a fair share " \
             f"is {1 / players:.0%})"
     if markdown:
@@ -297,8 +320,9 @@ def cards() -> str:
     out = ["### Which opponent", ""]
     out += [f"- {recommendation(s.players, s.rules)}" for s in cat.settings]
     out += ["", f"Figures: each agent in one seat against {', '.join(OPPONENTS)} in every other, on the standard "
-            "benchmark's duplicate deals (95% Wilson intervals); *exploited*: the win rate of a best response trained "
-            "against it ([Exploitability](exploitability.md)); *cut off*: hands stopped at the hand cap.", ""]
+            "benchmark's duplicate deals (95% Wilson intervals); *exploited*: the gain in win rate of a best response "
+            "warm-started from a network and trained against the agent, over its start, and the exploiter's final win "
+            "rate ([Exploitability](exploitability.md)); *cut off*: hands stopped at the hand cap.", ""]
     for item in cat.entries.values():
         made_for = ("every setting" if item.players is None else
                     f"{item.rules}, {' or '.join(str(p) for p in item.players)} players")
@@ -315,7 +339,7 @@ def cards() -> str:
             out += ["", "| setting | " + " | ".join(f"vs {o}" for o in OPPONENTS) + " | exploited | from |",
                     "|" + "---|" * (len(OPPONENTS) + 3)]
             out += [f"| {f.rules}, {f.players}p | " + " | ".join(_cell(f, o) for o in OPPONENTS)
-                    + f" | {f.exploited or ''} | `{f.source}`"
+                    + f" | {_exploited(item, f)} | `{f.source}`"
                     + (f", `{f.exploited_source}`" if f.exploited_source else "") + " |" for f in item.figures]
         out.append("")
     out += ["### Retired names", "", "| name | use instead | its file (in the repository) |", "|---|---|---|"]
@@ -339,4 +363,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 __all__ = ["CATALOG_FILE", "KINDS", "OPPONENTS", "Catalog", "Entry", "Figures", "Retired", "Setting", "WinRate",
-           "cards", "catalog", "entry", "load_catalog", "recommendation", "recommended", "setting_table"]
+           "cards", "catalog", "entry", "gain_text", "load_catalog", "recommendation", "recommended", "setting_table"]

@@ -128,6 +128,36 @@ def save_npz(model: Any, path: str | Path, num_players: int, rules: Any, descrip
     return path
 
 
+def start_kwargs(agent: Any) -> dict[str, Any]:
+    """The MaskablePPO ``policy_kwargs`` of an actor that can hold a single-network policy (a
+    :class:`~c8env.agents.policy.PolicyAgent`): its hidden sizes for the actor and the critic, its activation,
+    :class:`ScaledObservation` over its inputs."""
+    hidden = [int(weight.shape[0]) for weight, _ in agent.single_network("a warm start")[:-1]]
+    return {"net_arch": {"pi": hidden, "vf": list(hidden)}, "activation_fn": ACTIVATIONS[agent.meta["activation"]],
+            "features_extractor_class": ScaledObservation, "features_extractor_kwargs": {"inputs": agent.inputs}}
+
+
+def load_actor(policy: Any, agent: Any, critic_from_actor: bool = True) -> None:
+    """Set a MaskableActorCriticPolicy's actor (built with :func:`start_kwargs`) to ``agent``'s network, so it plays
+    the file's moves (the scale the export folds into the first layer taken out again); with ``critic_from_actor``
+    the critic's hidden layers start as copies of the actor's (its value head stays fresh)."""
+    linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)] + [policy.action_net]
+    layers = agent.single_network("a warm start")
+    if [tuple(m.weight.shape) for m in linears] != [w.shape for w, _ in layers]:
+        raise ValueError(f"the actor's layers {[tuple(m.weight.shape) for m in linears]} do not match the file's "
+                         f"{[w.shape for w, _ in layers]}")
+    scale = policy.pi_features_extractor.scale.cpu().numpy()[:agent.inputs]
+    with torch.no_grad():
+        for index, (module, (weight, bias)) in enumerate(zip(linears, layers, strict=True)):
+            module.weight.copy_(torch.tensor(weight / scale[None, :] if index == 0 else weight))
+            module.bias.copy_(torch.tensor(bias))
+        if critic_from_actor:
+            critic = [m for m in policy.mlp_extractor.value_net if isinstance(m, torch.nn.Linear)]
+            for module, source in zip(critic, linears[:-1], strict=True):
+                module.weight.copy_(source.weight)
+                module.bias.copy_(source.bias)
+
+
 class LinearDecay:
     """The learning rate ``start * remaining``, ``remaining = 1 - step / total_steps`` of the whole run.
 
@@ -310,5 +340,5 @@ class LearnerVecEnv(VecEnv):
         return [False] * len(list(self._get_indices(indices)))
 
 
-__all__ = ["ACTIVATIONS", "LearnerVecEnv", "LinearDecay", "ScaledObservation", "obs_scale", "policy_layers",
-           "save_npz"]
+__all__ = ["ACTIVATIONS", "LearnerVecEnv", "LinearDecay", "ScaledObservation", "load_actor", "obs_scale",
+           "policy_layers", "save_npz", "start_kwargs"]

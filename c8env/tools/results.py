@@ -18,12 +18,17 @@ RESULTS_FORMAT = "c8env-bench-results"
 RESULTS_VERSION = 1
 #: An exploit results file: ``{"format": EXPLOIT_FORMAT, "format_version": EXPLOIT_VERSION, "agent", "players",
 #: "rules", "ruleset", "c8env_version", "env_id", "obs_size", "max_hand_steps", "seed", "seeds": {model, training,
-#: curve, final}, "budget": {steps, evaluations, curve_deals, final_deals}, "hyperparameters", "steps", "seconds":
-#: {training, curve, final, total}, "final": {deals, hands, wins, win_rate, ci_low, ci_high, fair_share,
-#: points_per_hand, truncated, seed}, "curve": [{step, seconds, hands, wins, win_rate, ci_low, ci_high}]}``
-#: (:func:`c8env.tools.exploit.exploit`).
+#: curve, final}, "budget": {steps, evaluations, curve_deals, final_deals}, "hyperparameters", "steps",
+#: "exploiter_step", "seconds":
+#: {training, curve, final, total}, "start": {policy, why, deals, hands, wins, win_rate, ci_low, ci_high, fair_share,
+#: points_per_hand, truncated, seed}, "final": {deals, hands, wins, win_rate, ci_low, ci_high, fair_share,
+#: points_per_hand, truncated, seed}, "gain", "curve": [{step, seconds, hands, wins, win_rate, ci_low, ci_high}]}``
+#: (:func:`c8env.tools.exploit.exploit`). ``start`` is the exploiter before training (the network ``policy``, a
+#: policy name or file; ``why`` that choice in a phrase) and ``final`` the exploiter kept, both on the same fresh
+#: deals; ``gain`` is final.win_rate - start.win_rate. Version 1 had no ``start`` and no ``gain``: its figure was a
+#: fresh learner's final win rate.
 EXPLOIT_FORMAT = "c8env-exploit-results"
-EXPLOIT_VERSION = 1
+EXPLOIT_VERSION = 2
 
 
 def is_summary(data: Any) -> bool:
@@ -34,10 +39,14 @@ def is_summary(data: Any) -> bool:
 
 
 def check_exploit_results(data: Any, path: Path | str) -> dict[str, Any]:
-    """``data`` (read from ``path``) as an exploit results file, with its ``path``; a ``ValueError`` otherwise."""
+    """``data`` (read from ``path``) as an exploit results file of version :data:`EXPLOIT_VERSION`, with its
+    ``path``; a one-line ``ValueError`` otherwise (one of version 1 says to rerun the exploiter)."""
     if not isinstance(data, dict) or data.get("format") != EXPLOIT_FORMAT:
         raise ValueError(f"{path}: not a c8env exploit results file (no \"format\": {EXPLOIT_FORMAT!r}); write one "
                          "with `c8env exploit AGENT --out DIR`")
+    if data.get("format_version") == 1:
+        raise ValueError(f"{path}: exploit results format version 1 (a fresh learner's win rate, not a gain); this "
+                         f"c8env reads version {EXPLOIT_VERSION}: rerun `c8env exploit AGENT --out DIR`")
     if data.get("format_version") != EXPLOIT_VERSION:
         raise ValueError(f"{path}: exploit results format version {data.get('format_version')!r}; this c8env reads "
                          f"version {EXPLOIT_VERSION}")

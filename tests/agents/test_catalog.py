@@ -98,3 +98,38 @@ def test_the_docs_agents_page_carries_the_generated_cards():
     assert generated is not None and generated.group(1) == catalog.cards()
     for name in catalog.catalog().names():
         assert f"### `{name}`" in generated.group(1)
+
+
+def test_the_exploited_cells_give_the_gain_and_the_final_win_rate(tmp_path, monkeypatch):
+    data = yaml.safe_load(catalog.CATALOG_FILE.read_text())
+    greedy = next(a for a in data["agents"] if a["name"] == "greedy")
+    figure = next(f for f in greedy["figures"] if (f["rules"], f["players"]) == ("standard", 2))
+    figure["exploited"] = {"gain": 0.041, "hands": 5000, "win_rate": 0.674, "ci": [0.661, 0.687], "fair_share": 0.5,
+                           "cut_off": 0, "source": "docs/leaderboard/exploit/greedy.json"}
+    (tmp_path / "policies").symlink_to(catalog.CATALOG_FILE.parent / "policies")
+    (tmp_path / "catalog.yaml").write_text(yaml.safe_dump(data))
+    mine = catalog.load_catalog(tmp_path / "catalog.yaml")
+    figures = mine.entries["greedy"].figures_for(2, "standard")
+    assert figures.exploit_gain == 0.041 and figures.exploited.win_rate == 0.674
+    assert catalog.Figures.from_dict(figures.to_dict()) == figures
+    monkeypatch.setattr(catalog, "catalog", lambda: mine)
+    table = catalog.setting_table(2, "standard").splitlines()
+    assert "| exploited |" in table[2]
+    assert "| +4.1 (67.4%) |" in next(line for line in table if line.startswith("| `greedy` |"))
+    cards = catalog.cards()
+    assert "| standard, 2p | " in cards and " | +4.1 (67.4%) | `docs/leaderboard/results/greedy.json`, " in cards
+    assert "*exploited*: the gain in win rate of a best response warm-started from a network" in cards
+    assert catalog.gain_text(-0.008, 0.492) == "-0.8 (49.2%)"
+
+
+def test_the_searches_have_no_exploited_figure_and_say_why():
+    table = catalog.setting_table(2, "standard").splitlines()
+    for name in ("expert", "expert-strong"):
+        assert "| no batched form (a search) |" in next(line for line in table if line.startswith(f"| `{name}` |"))
+    cards = catalog.cards().split("### `")
+    expert = next(card for card in cards if card.startswith("expert`"))
+    assert expert.count("| no batched form (a search) |") == len(catalog.entry("expert").figures)
+    for item in catalog.catalog().entries.values():  # the catalog's searches are the agents without a batched form
+        players = 2 if item.players is None else item.players[0]
+        loaded = agents.load(item.name, rules=item.rules or "standard", num_players=players, seed=0)
+        assert item.is_search == (agents.batch_mode(loaded) is None), item.name

@@ -15,11 +15,21 @@ import c8env
 from c8env.engine import State
 from c8env.envs.learner_games import LearnerGames
 from c8env.envs.single_agent import SingleAgentEnv
-from c8env.tools.evaluation import evaluate, league, run_bench
+from c8env.rules import load_rules
+from c8env.tools.evaluation import evaluate, league, run_bench, wilson_interval
 from c8env.tools.evaluation.bench import RESULTS_FORMAT, bench_results, protocol_identity
 from c8env.tools.evaluation.cli import main as eval_main
-from c8env.tools.evaluation.leaderboard import END, START, leaderboard_markdown, load_results, ranked
+from c8env.tools.evaluation.leaderboard import (
+    END,
+    EXPLOITED,
+    START,
+    exploited_text,
+    leaderboard_markdown,
+    load_results,
+    ranked,
+)
 from c8env.tools.evaluation.leaderboard import main as leaderboard_main
+from c8env.tools.results import EXPLOIT_FORMAT, EXPLOIT_VERSION
 from c8env.vector import VectorGames
 from c8env.versions import LATEST
 
@@ -437,6 +447,57 @@ def test_the_leaderboard_refuses_mixed_protocols_and_formats(tmp_path, capsys):
     (tmp_path / "stale.json").write_text(json.dumps(stale))
     with pytest.raises(ValueError, match="but this c8env ships protocol 'standard' v1"):
         load_results([tmp_path / "stale.json"])
+
+
+def _exploit_results(folder: Path, agent: str, start: float, final: float, **changes: object) -> Path:
+    """A synthetic exploit results file (version 2; no training): the exploiter's start and final win rates."""
+    def measured(win_rate: float) -> dict:
+        wins = round(1000 * win_rate)
+        low, high = wilson_interval(wins, 1000)
+        return {"deals": 500, "hands": 1000, "wins": wins, "win_rate": win_rate, "ci_low": round(low, 4),
+                "ci_high": round(high, 4), "fair_share": 0.5, "points_per_hand": 0.0, "truncated": 0, "seed": 1}
+
+    data = {"format": EXPLOIT_FORMAT, "format_version": EXPLOIT_VERSION, "agent": agent, "players": 2,
+            "rules": "standard", "ruleset": load_rules("standard").to_dict(), "max_hand_steps": 10000, "seed": 0,
+            "budget": {"steps": 8192, "evaluations": 2, "curve_deals": 10, "final_deals": 500},
+            "hyperparameters": {"learning_rate": 3e-4}, "start": {"policy": "iter6-standard-2p",
+                                                                  "why": "the strongest network", **measured(start)},
+            "final": measured(final), "gain": round(final - start, 4)} | changes
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{agent}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_the_exploited_column_gives_the_gain_and_the_exploiters_final_win_rate(tmp_path, capsys):
+    paths = [_results(tmp_path, TINY, agent) for agent in ("random", "greedy")]
+    exploit = _exploit_results(tmp_path / "exploit", "greedy", 0.633, 0.674)
+    rows = ranked(load_results([*paths, exploit]))
+    assert [(r["agent"], r["score"]) for r in rows] == [(r["agent"], r["score"]) for r in ranked(load_results(paths))]
+    figure = {r["agent"]: r["exploited"] for r in rows}["greedy"]
+    assert (figure["gain"], figure["win_rate"], figure["start_win_rate"], figure["start_policy"]) == (
+        0.041, 0.674, 0.633, "iter6-standard-2p")
+    table = leaderboard_markdown(rows).splitlines()
+    assert EXPLOITED == "exploited: gain (exploiter's win rate)" and f"| score | {EXPLOITED} | " in table[0]
+    assert "| +4.1 (67.4%) |" in next(line for line in table if "| greedy |" in line)
+    assert next(line for line in table if "| random |" in line).split(" | ")[4] == ""
+    assert exploited_text(figure | {"gain": -0.008, "win_rate": 0.492}) == "-0.8 (49.2%)"
+    out = tmp_path / "board"
+    leaderboard_main([*map(str, paths), str(exploit), "--out", str(out)])
+    assert capsys.readouterr().out.strip() == leaderboard_markdown(rows)
+    import csv
+
+    with (out / "leaderboard.csv").open() as fh:
+        lines = list(csv.DictReader(fh))
+    columns = ("exploited", "exploited_ci_low", "exploited_ci_high", "exploited_gain", "exploited_start")
+    assert {tuple(r[c] for c in columns) for r in lines if r["agent"] == "greedy"} == {
+        ("0.674", str(figure["ci_low"]), str(figure["ci_high"]), "0.041", "0.633")}
+    assert {tuple(r[c] for c in columns) for r in lines if r["agent"] == "random"} == {("",) * 5}
+    old = _exploit_results(tmp_path / "old", "greedy", 0.633, 0.674, format_version=1)
+    with pytest.raises(ValueError) as refused:
+        load_results([*paths, old])
+    assert str(refused.value) == (f"{old}: exploit results format version 1 (a fresh learner's win rate, not a gain); "
+                                  "this c8env reads version 2: rerun `c8env exploit AGENT --out DIR`")
 
 
 def test_the_leaderboards_in_the_repository_are_generated_from_its_results_files():

@@ -8,8 +8,9 @@ cells of win rate / fair share (1.00: as good as an even share).
 
 Exploit results files (``c8env exploit AGENT --out DIR``, format
 :data:`~c8env.tools.results.EXPLOIT_FORMAT`) may be given among the files: each adds its agent's
-*exploited* figure (the win rate of a best response trained against it, with its interval) as a
-column, blank for agents without one; the score and the ranking do not change.
+*exploited* figure (the gain in win rate of a best response warm-started from a network and trained
+against it, over its start, and its final win rate) as a column, blank for agents without one; the
+score and the ranking do not change.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from c8env.agents.catalog import catalog
+from c8env.agents.catalog import catalog, gain_text
 from c8env.episode import MAX_HAND_STEPS
 from c8env.tools.argcheck import Parser, int_at_least, writable_dir
 from c8env.tools.evaluation.bench import ENV_ID, bench_config, cut_off_note, protocol_identity, win_rate_text
@@ -40,6 +41,8 @@ from c8env.versions import LATEST
 
 #: Where ``--update FILE`` writes the Markdown table: between these two lines of FILE.
 START, END = "<!-- leaderboard:start -->", "<!-- leaderboard:end -->"
+#: The exploited column's header: its cells are :func:`exploited_text`.
+EXPLOITED = "exploited: gain (exploiter's win rate)"
 _CELL = ("rules", "players", "opponent")
 
 
@@ -132,19 +135,22 @@ def ranked(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def exploited(exploit: dict[str, Any] | None) -> dict[str, Any] | None:
-    """An agent's exploited figure from its exploit results (None without): the exploiter's final win rate,
-    interval and hands, and the setting."""
+    """An agent's exploited figure from its exploit results (None without): the exploiter's gain over its start,
+    its final win rate, interval and hands, its start (win rate, interval, the network it started from) and the
+    setting."""
     if exploit is None:
         return None
-    final = exploit["final"]
+    final, start = exploit["final"], exploit["start"]
     return {key: final[key] for key in ("win_rate", "ci_low", "ci_high", "hands", "fair_share")} | {
-        "players": exploit["players"], "rules": exploit["rules"], "steps": exploit["budget"]["steps"],
-        "seed": exploit["seed"]}
+        "gain": exploit["gain"], "start_win_rate": start["win_rate"], "start_ci_low": start["ci_low"],
+        "start_ci_high": start["ci_high"], "start_policy": start["policy"], "players": exploit["players"],
+        "rules": exploit["rules"], "steps": exploit["budget"]["steps"], "seed": exploit["seed"]}
 
 
 def exploited_text(figure: dict[str, Any] | None) -> str:
-    """The exploited column's cell: ``61.2% [59.8%, 62.5%]``, blank without a figure."""
-    return "" if figure is None else f"{figure['win_rate']:.1%} [{figure['ci_low']:.1%}, {figure['ci_high']:.1%}]"
+    """The exploited column's cell: the gain in points of win rate and the final win rate, ``+4.1 (67.4%)``;
+    blank without a figure."""
+    return "" if figure is None else gain_text(figure["gain"], figure["win_rate"])
 
 
 def role_text(agent: str) -> str:
@@ -164,16 +170,17 @@ def cell_label(cell: dict[str, Any]) -> str:
 
 def leaderboard_markdown(rows: list[dict[str, Any]], top: int | None = None) -> str:
     """The Markdown table of :func:`ranked` rows (or of :func:`~c8env.tools.evaluation.bench.run_bench` rows
-    of several agents); an ``exploited`` column after the score when any row has an exploited figure; a cell
-    with hands cut off at the move cap says how many (``64.4% (3 cut off)``, a note under the table). With
-    ``top``, only the first ``top`` rows (the columns stay those of the whole table)."""
+    of several agents); an exploited column after the score (:data:`EXPLOITED`, cells :func:`exploited_text`) when
+    any row has an exploited figure; a cell with hands cut off at the move cap says how many (``64.4% (3 cut
+    off)``, a note under the table). With ``top``, only the first ``top`` rows (the columns stay those of the whole
+    table)."""
     if top is not None and top < 1:
         raise ValueError(f"top must be at least 1, got {top}")
     if rows and "cells" not in rows[0]:
         rows = ranked(_group_bench_rows(rows))
     cells = rows[0]["cells"]
     extra = any(row.get("exploited") for row in rows)
-    lines = ["| rank | agent | made for: role | score | " + ("exploited | " if extra else "")
+    lines = ["| rank | agent | made for: role | score | " + (f"{EXPLOITED} | " if extra else "")
              + " | ".join(cell_label(c) for c in cells) + " |", "|" + "---|" * (4 + extra + len(cells))]
     for rank, row in enumerate(rows[:top], start=1):
         values = " | ".join(win_rate_text(c) for c in row["cells"])
@@ -206,20 +213,21 @@ def _group_bench_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def write_csv(rows: list[dict[str, Any]], path: Path) -> Path:
     """One line per (agent, cell): rank, agent, score, the cell and its figures with the 95% interval and its hands
-    cut off at the move cap (``truncated``), and the agent's exploited figure with its interval (blank without
-    one)."""
+    cut off at the move cap (``truncated``), and the agent's exploited figure (blank without one): the exploiter's
+    final win rate with its interval, its gain and its start win rate."""
     import csv
 
     fields = ["rank", "agent", "score", "rules", "players", "opponent", "hands", "wins", "win_rate", "ci_low",
               "ci_high", "fair_share", "points_per_hand", "truncated", "illegal", "env_id", "obs_size", "c8env_version",
-              "exploited", "exploited_ci_low", "exploited_ci_high"]
+              "exploited", "exploited_ci_low", "exploited_ci_high", "exploited_gain", "exploited_start"]
     with path.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
         for rank, row in enumerate(rows, start=1):
             figure = row.get("exploited") or {}
             exploit = {"exploited": figure.get("win_rate"), "exploited_ci_low": figure.get("ci_low"),
-                       "exploited_ci_high": figure.get("ci_high")}
+                       "exploited_ci_high": figure.get("ci_high"), "exploited_gain": figure.get("gain"),
+                       "exploited_start": figure.get("start_win_rate")}
             for cell in row["cells"]:
                 writer.writerow({"rank": rank, "agent": row["agent"], "score": row["score"], **cell, **exploit,
                                  **{key: row[key] for key in ("env_id", "obs_size", "c8env_version")}})
@@ -306,5 +314,5 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["END", "START", "build_parser", "cell_label", "exploited", "exploited_text", "leaderboard_markdown",
-           "load_results", "main", "plot_leaderboard", "ranked", "update_block", "write_csv"]
+__all__ = ["END", "EXPLOITED", "START", "build_parser", "cell_label", "exploited", "exploited_text",
+           "leaderboard_markdown", "load_results", "main", "plot_leaderboard", "ranked", "update_block", "write_csv"]

@@ -1,0 +1,90 @@
+"""Agents with planted, known flaws: the power check of ``c8env exploit`` (docs/exploitability.md).
+
+Each is a trained network (:data:`BASE`, or ``base=``) that plays as usual except in one kind of position, where
+it makes a fixed mistake that costs it hands (its own network beats it). A best response should gain on them more
+than on the network itself; docs/exploitability.md has what ``c8env exploit`` finds.
+They load as agent specs (``c8env.agents.load("c8env.tools.planted:hearts")``) and play in batch.
+
+- ``spends_eights``: it plays a wild card whenever one is legal, never keeping one for later;
+- ``hearts``: with hearts to follow and no card drawn yet this turn, it draws a card first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from c8env.actions import DRAW
+from c8env.cards import NUM_RANKS, NUM_SUITS, RANKS, SUITS
+from c8env.observation import OBS_LAYOUT
+from c8env.rules import RuleSet, load_rules
+
+#: The network each flawed agent plays when it is not making its mistake.
+BASE = "iter6-standard-2p"
+_HEARTS = SUITS.index("H")
+
+
+class PlantedFlaw:
+    """``network``'s moves (a :class:`~c8env.agents.policy.PolicyAgent`), except where ``flaw(observations, masks,
+    actions)`` replaces them (batched). ``c8env exploit`` starts its exploiter from ``network``."""
+
+    def __init__(self, name: str, network: Any,
+                 flaw: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> None:
+        self.name = name
+        self.network = network
+        self.flaw = flaw
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        observations = np.asarray(observations, dtype=np.float32)
+        masks = np.asarray(masks).astype(bool)
+        actions = np.asarray(self.network.act_batch(observations, masks.astype(np.int8)), dtype=np.int64)
+        return self.flaw(observations, masks, actions)
+
+    def act(self, observation: Any) -> int:
+        vector = np.asarray(observation["observation"], dtype=np.float32)[None]
+        mask = np.asarray(observation["action_mask"])[None]
+        return int(self.act_batch(vector, mask)[0])
+
+
+def _spends_eights(wild_rank: int) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    wilds = np.array([suit * NUM_RANKS + wild_rank for suit in range(NUM_SUITS)])
+
+    def flaw(observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        legal = masks[:, wilds]
+        return np.where(legal.any(axis=1), wilds[np.argmax(legal, axis=1)], actions)
+
+    return flaw
+
+
+def _hearts(observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    follow = observations[:, OBS_LAYOUT["suit_to_follow"]][:, _HEARTS] > 0.5
+    fresh = observations[:, OBS_LAYOUT["draws_this_turn"]][:, 0] == 0
+    return np.where(follow & fresh & masks[:, DRAW], DRAW, actions)
+
+
+def _planted(name: str, rules: RuleSet | str, num_players: int, base: str) -> PlantedFlaw:
+    from c8env.agents import load
+
+    ruleset = load_rules(rules)
+    flaws = {"spends_eights": _spends_eights(RANKS.index(ruleset.wild_rank)), "hearts": _hearts}
+    return PlantedFlaw(name, load(base, ruleset, num_players), flaws[name])
+
+
+def spends_eights(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | None = None,
+                  base: str = BASE) -> PlantedFlaw:
+    """``base``, playing a wild card whenever one is legal."""
+    return _planted("spends_eights", rules, num_players, base)
+
+
+def hearts(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | None = None,
+           base: str = BASE) -> PlantedFlaw:
+    """``base``, drawing a card first whenever hearts is the suit to follow."""
+    return _planted("hearts", rules, num_players, base)
+
+
+#: The planted flaws, by name (``c8env.tools.planted:NAME``).
+PLANTED = ("spends_eights", "hearts")
+
+__all__ = ["BASE", "PLANTED", "PlantedFlaw", "hearts", "spends_eights"]
