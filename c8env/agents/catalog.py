@@ -118,11 +118,15 @@ class Entry:
         """Its figures in that setting, if measured."""
         return next((f for f in self.figures if f.players == players and f.rules == rules), None)
 
-    @property
+    @functools.cached_property
     def is_search(self) -> bool:
-        """Whether it is the expert search (the built-in ``expert`` or a named search of it): an agent without a
-        batched form, which no exploiter trains against."""
-        return (self.spec or self.name).partition(":")[0] == "expert"
+        """Whether it has no batched form (:func:`c8env.agents.batch_mode` is None, as the searches: ``expert`` and
+        its named searches), so no exploiter trains against it; loads it in its first setting to tell."""
+        from c8env.agents import batch_mode, load
+
+        players = 2 if self.players is None else self.players[0]
+        player = load(self.file or self.spec or self.name, rules=self.rules or "standard", num_players=players, seed=0)
+        return batch_mode(player) is None
 
 
 @dataclass(frozen=True)
@@ -252,7 +256,7 @@ def _cell(figures: Figures | None, opponent: str) -> str:
 def _exploited(entry: Entry, figures: Figures | None) -> str:
     if entry.is_search:
         return "no batched form (a search)"
-    if figures is None or figures.exploited is None or figures.exploit_gain is None:
+    if figures is None or figures.exploited is None:
         return ""
     return gain_text(figures.exploit_gain, figures.exploited.win_rate)
 
