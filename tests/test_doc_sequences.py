@@ -73,6 +73,8 @@ SEQUENCES = {
     ]),
     "exploitability": (("my-policy.onnx", "leaderboard"), [
         ("docs/exploitability.md", "c8env exploit greedy --out results/"),
+        ("docs/exploitability.md", "c8env eval c8env.tools.planted:exploit_complacent c8env.tools.planted:complacent "
+                                   "--deals 2500 --seed 59"),
         ("docs/exploitability.md", "c8env leaderboard docs/leaderboard/results docs/leaderboard/exploit --out "
                                    "docs/leaderboard --update README.md --top 5"),
     ]),

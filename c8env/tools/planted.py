@@ -6,7 +6,12 @@ than on the network itself; docs/exploitability.md has what ``c8env exploit`` fi
 They load as agent specs (``c8env.agents.load("c8env.tools.planted:hearts")``) and play in batch.
 
 - ``spends_eights``: it plays a wild card whenever one is legal, never keeping one for later;
-- ``hearts``: with hearts to follow and no card drawn yet this turn, it draws a card first.
+- ``hearts``: with hearts to follow and no card drawn yet this turn, it draws a card first;
+- ``complacent``: while an opponent holds :data:`COMPLACENT_AT` cards or more, it draws two cards before it plays.
+
+``complacent`` has a written response that exploits it, ``exploit_complacent`` (:class:`WrittenExploit`): an
+opponent who draws to hold that many cards makes it draw two a turn while it draws one. The other two have none
+known: their network beats them already, and steering play toward their positions costs more than it takes.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from c8env.rules import RuleSet, load_rules
 
 #: The network each flawed agent plays when it is not making its mistake.
 BASE = "iter6-standard-2p"
+#: ``complacent`` draws while an opponent holds this many cards or more.
+COMPLACENT_AT = 9
 _HEARTS = SUITS.index("H")
 
 
@@ -64,12 +71,37 @@ def _hearts(observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) ->
     return np.where(follow & fresh & masks[:, DRAW], DRAW, actions)
 
 
+def _drawn(observations: np.ndarray) -> np.ndarray:
+    return observations[:, OBS_LAYOUT["draws_this_turn"]][:, 0]
+
+
+def _complacent(observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    opponents = observations[:, OBS_LAYOUT["opponent_hand_sizes"]].max(axis=1)
+    return np.where((opponents >= COMPLACENT_AT) & (_drawn(observations) < 2) & masks[:, DRAW], DRAW, actions)
+
+
+def _exploit_complacent(observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    held = observations[:, OBS_LAYOUT["hand"]].sum(axis=1)
+    opponent = observations[:, OBS_LAYOUT["opponent_hand_sizes"]][:, 0]
+    build = (held >= COMPLACENT_AT - 2) & (held <= COMPLACENT_AT) & (opponent < held + 3) & (_drawn(observations) < 3)
+    return np.where(build & masks[:, DRAW], DRAW, actions)
+
+
+class WrittenExploit(PlantedFlaw):
+    """A written response to a planted flaw: ``network``'s moves, except where ``flaw`` (here the exploit's rule)
+    replaces them."""
+
+
 def _planted(name: str, rules: RuleSet | str, num_players: int, base: str) -> PlantedFlaw:
     from c8env.agents import load
 
     ruleset = load_rules(rules)
-    flaws = {"spends_eights": _spends_eights(RANKS.index(ruleset.wild_rank)), "hearts": _hearts}
-    return PlantedFlaw(name, load(base, ruleset, num_players), flaws[name])
+    flaws = {"spends_eights": _spends_eights(RANKS.index(ruleset.wild_rank)), "hearts": _hearts,
+             "complacent": _complacent}
+    network = load(base, ruleset, num_players)
+    if name == "exploit_complacent":
+        return WrittenExploit(name, network, _exploit_complacent)
+    return PlantedFlaw(name, network, flaws[name])
 
 
 def spends_eights(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | None = None,
@@ -84,7 +116,23 @@ def hearts(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | 
     return _planted("hearts", rules, num_players, base)
 
 
-#: The planted flaws, by name (``c8env.tools.planted:NAME``).
-PLANTED = ("spends_eights", "hearts")
+def complacent(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | None = None,
+               base: str = BASE) -> PlantedFlaw:
+    """``base``, drawing two cards before it plays while an opponent holds :data:`COMPLACENT_AT` cards or more."""
+    return _planted("complacent", rules, num_players, base)
 
-__all__ = ["BASE", "PLANTED", "PlantedFlaw", "hearts", "spends_eights"]
+
+def exploit_complacent(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | None = None,
+                       base: str = BASE) -> WrittenExploit:
+    """``base``, drawing (at most three cards a turn) to hold :data:`COMPLACENT_AT` or one more cards after it
+    plays, from :data:`COMPLACENT_AT` - 2 held, while its next opponent holds fewer than it plus three: against
+    ``complacent`` that opponent then draws two a turn, and this agent one. The written exploit of ``complacent``
+    (2 players)."""
+    return _planted("exploit_complacent", rules, num_players, base)
+
+
+#: The planted flaws, by name (``c8env.tools.planted:NAME``).
+PLANTED = ("spends_eights", "hearts", "complacent")
+
+__all__ = ["BASE", "COMPLACENT_AT", "PLANTED", "PlantedFlaw", "WrittenExploit", "complacent", "exploit_complacent",
+           "hearts", "spends_eights"]

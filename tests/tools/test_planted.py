@@ -9,7 +9,7 @@ from c8env.actions import DRAW
 from c8env.agents import batch_mode, load
 from c8env.cards import NUM_RANKS, NUM_SUITS, SUITS
 from c8env.observation import OBS_LAYOUT
-from c8env.tools.planted import BASE, PLANTED, PlantedFlaw
+from c8env.tools.planted import BASE, COMPLACENT_AT, PLANTED, PlantedFlaw, WrittenExploit
 from tests.agents.positions import positions
 
 HEARTS = SUITS.index("H")
@@ -29,9 +29,12 @@ def _where(name: str, observations: np.ndarray, masks: np.ndarray, base: np.ndar
     if name == "spends_eights":
         wild = legal[:, EIGHTS]
         return wild.any(axis=1), np.array(EIGHTS)[np.argmax(wild, axis=1)]
+    drawn = observations[:, OBS_LAYOUT["draws_this_turn"]][:, 0]
+    if name == "complacent":
+        opponent = observations[:, OBS_LAYOUT["opponent_hand_sizes"]][:, 0]
+        return (opponent >= COMPLACENT_AT) & (drawn < 2) & legal[:, DRAW], np.full(len(base), DRAW)
     hearts = observations[:, OBS_LAYOUT["suit_to_follow"]][:, HEARTS] > 0.5
-    fresh = observations[:, OBS_LAYOUT["draws_this_turn"]][:, 0] == 0
-    return hearts & fresh & legal[:, DRAW], np.full(len(base), DRAW)
+    return hearts & (drawn == 0) & legal[:, DRAW], np.full(len(base), DRAW)
 
 
 @pytest.mark.parametrize("name", PLANTED)
@@ -54,3 +57,27 @@ def test_a_flaw_on_another_network():
     from c8env.tools.planted import hearts
 
     assert hearts(base="rollout6-standard-2p").network.name == "rollout6-standard-2p"
+
+
+def test_the_written_exploit_of_complacent_draws_to_hold_enough_cards(seen):
+    observations, masks, base = seen
+    agent = load("c8env.tools.planted:exploit_complacent")
+    assert isinstance(agent, WrittenExploit) and agent.network.name == BASE
+    actions = np.asarray(agent.act_batch(observations, masks))
+    held = observations[:, OBS_LAYOUT["hand"]].sum(axis=1)
+    opponent = observations[:, OBS_LAYOUT["opponent_hand_sizes"]][:, 0]
+    drawn = observations[:, OBS_LAYOUT["draws_this_turn"]][:, 0]
+    builds = (held >= COMPLACENT_AT - 2) & (held <= COMPLACENT_AT) & (opponent < held + 3) & (drawn < 3)
+    builds &= masks[:, DRAW].astype(bool)
+    assert builds.sum() >= 50
+    assert (actions[builds] == DRAW).all() and np.array_equal(actions[~builds], base[~builds])
+
+
+def test_the_written_exploit_beats_complacent_by_more_than_its_network_does():
+    from c8env.tools.evaluation.runner import evaluate
+
+    def rate(agent: str) -> float:
+        table = evaluate([agent, "c8env.tools.planted:complacent"], deals=40, seed=11, workers=1)
+        return table.stats[0].win_rate
+
+    assert rate("c8env.tools.planted:exploit_complacent") >= rate(BASE) + 0.1
