@@ -118,15 +118,11 @@ class Entry:
         """Its figures in that setting, if measured."""
         return next((f for f in self.figures if f.players == players and f.rules == rules), None)
 
-    @functools.cached_property
+    @property
     def is_search(self) -> bool:
-        """Whether it has no batched form (:func:`c8env.agents.batch_mode` is None, as the searches: ``expert`` and
-        its named searches), so no exploiter trains against it; loads it in its first setting to tell."""
-        from c8env.agents import batch_mode, load
-
-        players = 2 if self.players is None else self.players[0]
-        player = load(self.file or self.spec or self.name, rules=self.rules or "standard", num_players=players, seed=0)
-        return batch_mode(player) is None
+        """Whether it is the expert search (the built-in ``expert`` or a named search of it): an agent without a
+        batched form, which no exploiter trains against."""
+        return (self.spec or self.name).partition(":")[0] == "expert"
 
 
 @dataclass(frozen=True)
