@@ -307,14 +307,15 @@ def _record(config: TrainConfig, samples: int, seed: int, bar: tqdm, executor: E
 
 def record_demonstrations(config: TrainConfig, samples: int, seed: int, workers: int = 1, progress: bool = True,
                           first_chunk: int = 0,
-                          on_chunk: Callable[[Demonstrations], None] | None = None) -> Demonstrations:
+                          on_chunk: Callable[[list[Demonstrations]], None] | None = None) -> Demonstrations:
     """``samples`` decisions of ``config.pretrain_agent``, recorded in chunks (same result for any ``workers``),
     counted on a progress bar on stderr unless ``progress`` is false.
 
     Every chunk has its own seed, and its hands are drawn from it before any is played, so ``workers``
     processes play a chunk's hands side by side (a few hands past the chunk's end are played and dropped).
     ``first_chunk``: record the recording's chunks from that one on (``samples`` counts those only: the
-    decisions a longer recording adds); ``on_chunk`` is called with the decisions so far after each chunk."""
+    decisions a longer recording adds); ``on_chunk`` is called with the chunks so far after each one (a list, not
+    their concatenation: a long recording would copy its observations again after every chunk)."""
     if not config.pretrain_agent:
         raise ValueError("config key 'pretrain_agent' is null: no demonstrator to record")
     if config.pretrain_behaviour:  # a wrong spec stops the recording before any hand is played
@@ -329,7 +330,7 @@ def record_demonstrations(config: TrainConfig, samples: int, seed: int, workers:
         for size, chunk_seed in zip(sizes, seeds, strict=True):
             parts.append(_record(config, size, chunk_seed, bar, executor, workers + 1))
             if on_chunk is not None:
-                on_chunk(Demonstrations.concat(parts))
+                on_chunk(parts)
     return Demonstrations.concat(parts)
 
 
@@ -357,18 +358,20 @@ def demonstrations(config: TrainConfig, seed: int, workers: int = 1) -> tuple[De
     kept = 0 if held is None else len(held) // _CHUNK * _CHUNK  # whole chunks: a part-chunk is recorded again
     before = [] if held is None else [held.head(kept)]
 
-    def save(recorded: Demonstrations) -> None:
-        demos = Demonstrations.concat([*before, recorded])
-        assert demos.hands is not None  # recorded and loaded demonstrations have them
+    def save(recorded: list[Demonstrations]) -> None:
+        """Write the recording so far: the fields a saved recording keeps (its observations and masks are not
+        among them, and are not copied)."""
+        chunks = [*before, *recorded]
+        actions, returns, values = (np.concatenate([getattr(c, k) for c in chunks])
+                                    for k in ("actions", "returns", "values"))
+        hands = Hands.concat([c.hands for c in chunks])  # recorded and loaded demonstrations have them
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".part")
         with partial.open("wb") as file:
             np.savez_compressed(
-                file, recording=json.dumps({**_recording(config), "pretrain_samples": len(demos)}), seed=seed,
-                actions=demos.actions.astype(np.int16), returns=demos.returns,
-                searched=np.packbits(np.isfinite(demos.values), axis=1),
-                searched_values=demos.values[np.isfinite(demos.values)],
-                **{k: getattr(demos.hands, k) for k in _HAND_FIELDS})
+                file, recording=json.dumps({**_recording(config), "pretrain_samples": len(actions)}), seed=seed,
+                actions=actions.astype(np.int16), returns=returns, searched=np.packbits(np.isfinite(values), axis=1),
+                searched_values=values[np.isfinite(values)], **{k: getattr(hands, k) for k in _HAND_FIELDS})
         partial.replace(path)
 
     recorded = record_demonstrations(config, wanted - kept, seed, workers, first_chunk=kept // _CHUNK,

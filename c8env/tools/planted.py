@@ -37,8 +37,7 @@ class PlantedFlaw:
     """``network``'s moves (a :class:`~c8env.agents.policy.PolicyAgent`), except where ``flaw(observations, masks,
     actions)`` replaces them (batched). ``c8env exploit`` starts its exploiter from ``network``."""
 
-    def __init__(self, name: str, network: Any,
-                 flaw: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> None:
+    def __init__(self, name: str, network: Any, flaw: Rule) -> None:
         self.name = name
         self.network = network
         self.flaw = flaw
@@ -55,8 +54,12 @@ class PlantedFlaw:
         return int(self.act_batch(vector, mask)[0])
 
 
-def _spends_eights(wild_rank: int) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
-    wilds = np.array([suit * NUM_RANKS + wild_rank for suit in range(NUM_SUITS)])
+#: A flaw or an exploit's rule: (observations, masks, the network's actions) -> the actions played (batched).
+Rule = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+def _spends_eights(ruleset: RuleSet) -> Rule:
+    wilds = np.array([suit * NUM_RANKS + RANKS.index(ruleset.wild_rank) for suit in range(NUM_SUITS)])
 
     def flaw(observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
         legal = masks[:, wilds]
@@ -65,14 +68,13 @@ def _spends_eights(wild_rank: int) -> Callable[[np.ndarray, np.ndarray, np.ndarr
     return flaw
 
 
-def _hearts(observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
-    follow = observations[:, OBS_LAYOUT["suit_to_follow"]][:, _HEARTS] > 0.5
-    fresh = observations[:, OBS_LAYOUT["draws_this_turn"]][:, 0] == 0
-    return np.where(follow & fresh & masks[:, DRAW], DRAW, actions)
-
-
 def _drawn(observations: np.ndarray) -> np.ndarray:
     return observations[:, OBS_LAYOUT["draws_this_turn"]][:, 0]
+
+
+def _hearts(observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    follow = observations[:, OBS_LAYOUT["suit_to_follow"]][:, _HEARTS] > 0.5
+    return np.where(follow & (_drawn(observations) == 0) & masks[:, DRAW], DRAW, actions)
 
 
 def _complacent(observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
@@ -92,34 +94,31 @@ class WrittenExploit(PlantedFlaw):
     replaces them."""
 
 
-def _planted(name: str, rules: RuleSet | str, num_players: int, base: str) -> PlantedFlaw:
+def _planted(kind: type[PlantedFlaw], name: str, rule: Rule, ruleset: RuleSet, num_players: int,
+             base: str) -> PlantedFlaw:
+    """A ``kind`` named ``name``: ``base``'s network for ``ruleset`` and ``num_players``, with ``rule``."""
     from c8env.agents import load
 
-    ruleset = load_rules(rules)
-    flaws = {"spends_eights": _spends_eights(RANKS.index(ruleset.wild_rank)), "hearts": _hearts,
-             "complacent": _complacent}
-    network = load(base, ruleset, num_players)
-    if name == "exploit_complacent":
-        return WrittenExploit(name, network, _exploit_complacent)
-    return PlantedFlaw(name, network, flaws[name])
+    return kind(name, load(base, ruleset, num_players), rule)
 
 
 def spends_eights(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | None = None,
                   base: str = BASE) -> PlantedFlaw:
     """``base``, playing a wild card whenever one is legal."""
-    return _planted("spends_eights", rules, num_players, base)
+    ruleset = load_rules(rules)
+    return _planted(PlantedFlaw, "spends_eights", _spends_eights(ruleset), ruleset, num_players, base)
 
 
 def hearts(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | None = None,
            base: str = BASE) -> PlantedFlaw:
     """``base``, drawing a card first whenever hearts is the suit to follow."""
-    return _planted("hearts", rules, num_players, base)
+    return _planted(PlantedFlaw, "hearts", _hearts, load_rules(rules), num_players, base)
 
 
 def complacent(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | None = None,
                base: str = BASE) -> PlantedFlaw:
     """``base``, drawing two cards before it plays while an opponent holds :data:`COMPLACENT_AT` cards or more."""
-    return _planted("complacent", rules, num_players, base)
+    return _planted(PlantedFlaw, "complacent", _complacent, load_rules(rules), num_players, base)
 
 
 def exploit_complacent(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | None = None,
@@ -128,7 +127,8 @@ def exploit_complacent(rules: RuleSet | str = "standard", num_players: int = 2, 
     plays, from :data:`COMPLACENT_AT` - 2 held, while its next opponent holds fewer than it plus three: against
     ``complacent`` that opponent then draws two a turn, and this agent one. The written exploit of ``complacent``
     (2 players)."""
-    return _planted("exploit_complacent", rules, num_players, base)
+    return _planted(WrittenExploit, "exploit_complacent", _exploit_complacent, load_rules(rules), num_players,
+                    base)
 
 
 #: The planted flaws, by name (``c8env.tools.planted:NAME``).
