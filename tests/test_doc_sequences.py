@@ -75,6 +75,7 @@ SEQUENCES = {
         ("docs/exploitability.md", "c8env exploit greedy --out results/"),
         ("docs/exploitability.md", "c8env eval c8env.tools.planted:exploit_complacent c8env.tools.planted:complacent "
                                    "--deals 2500 --seed 59"),
+        ("docs/exploitability.md", "c8env eval iter6-standard-2p greedy --deals 2500 --seed 592"),
         ("docs/exploitability.md", "c8env leaderboard docs/leaderboard/results docs/leaderboard/exploit --out "
                                    "docs/leaderboard --update README.md --top 5"),
     ]),
