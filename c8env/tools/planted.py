@@ -1,17 +1,16 @@
 """Agents with planted, known flaws: the power check of ``c8env exploit`` (docs/exploitability.md).
 
 Each is a trained network (:data:`BASE`, or ``base=``) that plays as usual except in one kind of position, where
-it makes a fixed mistake that costs it hands (its own network beats it). A best response should gain on them more
-than on the network itself; docs/exploitability.md has what ``c8env exploit`` finds.
-They load as agent specs (``c8env.agents.load("c8env.tools.planted:hearts")``) and play in batch.
+it makes a fixed mistake that costs it hands (its own network beats it). Each has a written response that
+exploits it (:class:`WrittenExploit`), so what a best response can gain on it is known; ``c8env exploit`` should
+find a good part of that. They load as agent specs (``c8env.agents.load("c8env.tools.planted:clubs")``) and play
+in batch.
 
-- ``spends_eights``: it plays a wild card whenever one is legal, never keeping one for later;
-- ``hearts``: with hearts to follow and no card drawn yet this turn, it draws a card first;
+- ``clubs``: while the last suit an opponent declared this hand is clubs, it draws a card before it plays. Its
+  exploit, ``exploit_clubs``, declares clubs whenever it declares: one decision, which pays for the rest of the hand;
 - ``complacent``: while an opponent holds :data:`COMPLACENT_AT` cards or more, it draws two cards before it plays.
-
-``complacent`` has a written response that exploits it, ``exploit_complacent`` (:class:`WrittenExploit`): an
-opponent who draws to hold that many cards makes it draw two a turn while it draws one. The other two have none
-known: their network beats them already, and steering play toward their positions costs more than it takes.
+  Its exploit, ``exploit_complacent``, draws to hold that many cards, and then draws one a turn while
+  ``complacent`` draws two: a plan of several draws, each of which costs a card before it pays.
 """
 
 from __future__ import annotations
@@ -21,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from c8env.actions import DRAW
-from c8env.cards import NUM_RANKS, NUM_SUITS, RANKS, SUITS
+from c8env.actions import DECLARE_ACTIONS, DRAW
+from c8env.cards import SUITS
 from c8env.observation import OBS_LAYOUT
 from c8env.rules import RuleSet, load_rules
 
@@ -30,7 +29,7 @@ from c8env.rules import RuleSet, load_rules
 BASE = "iter6-standard-2p"
 #: ``complacent`` draws while an opponent holds this many cards or more.
 COMPLACENT_AT = 9
-_HEARTS = SUITS.index("H")
+_CLUBS = SUITS.index("C")
 
 
 class PlantedFlaw:
@@ -58,23 +57,19 @@ class PlantedFlaw:
 Rule = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
-def _spends_eights(ruleset: RuleSet) -> Rule:
-    wilds = np.array([suit * NUM_RANKS + RANKS.index(ruleset.wild_rank) for suit in range(NUM_SUITS)])
-
-    def flaw(observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        legal = masks[:, wilds]
-        return np.where(legal.any(axis=1), wilds[np.argmax(legal, axis=1)], actions)
-
-    return flaw
-
-
 def _drawn(observations: np.ndarray) -> np.ndarray:
     return observations[:, OBS_LAYOUT["draws_this_turn"]][:, 0]
 
 
-def _hearts(observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
-    follow = observations[:, OBS_LAYOUT["suit_to_follow"]][:, _HEARTS] > 0.5
-    return np.where(follow & (_drawn(observations) == 0) & masks[:, DRAW], DRAW, actions)
+def _clubs(observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    declared = observations[:, OBS_LAYOUT["opponent_declared"]].reshape(len(observations), -1, len(SUITS))
+    clubs = (declared[:, :, _CLUBS] > 0).any(axis=1)
+    return np.where(clubs & (_drawn(observations) == 0) & masks[:, DRAW], DRAW, actions)
+
+
+def _exploit_clubs(observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    declares = np.isin(actions, DECLARE_ACTIONS)
+    return np.where(declares, DECLARE_ACTIONS[_CLUBS], actions)
 
 
 def _complacent(observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
@@ -102,17 +97,17 @@ def _planted(kind: type[PlantedFlaw], name: str, rule: Rule, ruleset: RuleSet, n
     return kind(name, load(base, ruleset, num_players), rule)
 
 
-def spends_eights(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | None = None,
-                  base: str = BASE) -> PlantedFlaw:
-    """``base``, playing a wild card whenever one is legal."""
-    ruleset = load_rules(rules)
-    return _planted(PlantedFlaw, "spends_eights", _spends_eights(ruleset), ruleset, num_players, base)
+def clubs(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | None = None,
+          base: str = BASE) -> PlantedFlaw:
+    """``base``, drawing a card before it plays while the last suit an opponent declared this hand is clubs."""
+    return _planted(PlantedFlaw, "clubs", _clubs, load_rules(rules), num_players, base)
 
 
-def hearts(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | None = None,
-           base: str = BASE) -> PlantedFlaw:
-    """``base``, drawing a card first whenever hearts is the suit to follow."""
-    return _planted(PlantedFlaw, "hearts", _hearts, load_rules(rules), num_players, base)
+def exploit_clubs(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | None = None,
+                  base: str = BASE) -> WrittenExploit:
+    """``base``, declaring clubs whenever it declares a suit: against ``clubs`` that opponent then draws a card a
+    turn until another suit is declared. The written exploit of ``clubs``."""
+    return _planted(WrittenExploit, "exploit_clubs", _exploit_clubs, load_rules(rules), num_players, base)
 
 
 def complacent(rules: RuleSet | str = "standard", num_players: int = 2, seed: int | None = None,
@@ -132,7 +127,7 @@ def exploit_complacent(rules: RuleSet | str = "standard", num_players: int = 2, 
 
 
 #: The planted flaws, by name (``c8env.tools.planted:NAME``).
-PLANTED = ("spends_eights", "hearts", "complacent")
+PLANTED = ("clubs", "complacent")
 
-__all__ = ["BASE", "COMPLACENT_AT", "PLANTED", "PlantedFlaw", "WrittenExploit", "complacent", "exploit_complacent",
-           "hearts", "spends_eights"]
+__all__ = ["BASE", "COMPLACENT_AT", "PLANTED", "PlantedFlaw", "WrittenExploit", "clubs", "complacent",
+           "exploit_clubs", "exploit_complacent"]
