@@ -12,6 +12,7 @@ from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_suppo
 from c8env.envs.learner_games import LearnerGames  # noqa: E402
 from c8env.envs.vector_envs import LearnerVectorEnv  # noqa: E402
 from c8env.tools.maskable_ppo import LearnerVecEnv, LinearDecay  # noqa: E402
+from tests.cutoffs import cut_off_ends  # noqa: E402
 
 
 def games(**kwargs) -> LearnerGames:
@@ -52,13 +53,7 @@ def test_a_cut_off_hand_ends_with_cutoff_reward_and_methods_answer_for_the_batch
                         methods={"note": lambda value: seen.append(value)})
     env.seed(1)
     env.reset()
-    rng = np.random.default_rng(0)
-    cut = []
-    for _ in range(30):
-        masks = get_action_masks(env)
-        _, reward, done, infos = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
-        cut += [(reward[b], infos[b]["TimeLimit.truncated"]) for b in np.flatnonzero(done)
-                if infos[b]["end_reason"] == 0]  # no hand ended: cut off
+    cut = cut_off_ends(env, 30)
     assert cut and all(r == -2.0 and not truncated for r, truncated in cut)
     assert env.env_method("note", 5) == [None] * 4 and seen == [5]  # one call for the whole batch
     assert env.has_attr("note") and env.has_attr("action_masks") and not env.has_attr("nope")

@@ -14,6 +14,7 @@ from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_suppo
 
 from c8env import IllegalActionError
 from c8env.tools import maskable_ppo
+from tests.cutoffs import cut_off_ends
 from training.batched import BatchedVecEnv
 from training.config import config_from_dict
 from training.vec import make_vec_env
@@ -94,14 +95,7 @@ def test_a_hand_cut_off_ends_with_cutoff_reward(vec_env):
                                   opponent_weights={"random": 1.0, "greedy": 0.0, "expert": 0.0, "self": 0.0}), [])
         env.seed(1)
         env.reset()
-        rng = np.random.default_rng(0)
-        cut = []
-        for _ in range(40):
-            masks = get_action_masks(env)
-            _, reward, done, infos = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
-            cut += [(reward[b], infos[b]["TimeLimit.truncated"]) for b in np.flatnonzero(done)
-                    if infos[b]["end_reason"] == 0]  # no hand ended: cut off
-        seen[cutoff_reward] = cut
+        seen[cutoff_reward] = cut_off_ends(env, 40)
     assert seen[None] and all(truncated and r == 0.0 for r, truncated in seen[None])
     assert seen[-2.0] and all(not truncated and r == -2.0 for r, truncated in seen[-2.0])
 
