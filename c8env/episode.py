@@ -15,7 +15,7 @@ NumPy only (no gymnasium, no pettingzoo).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,29 @@ def play_hand(state: State, choose: Callable[[State], int], max_steps: int = MAX
         if on_move is not None:
             on_move(state, seat, action)
     return steps
+
+
+def play_watched(state: State, choose: Callable[[State], int], agents: Sequence[object],
+                 max_steps: int = MAX_HAND_STEPS, on_move: Callable[[State, int, int], None] | None = None) -> int:
+    """:func:`play_hand`, each of ``agents`` that is ``watching`` (once each) shown every move through its
+    ``watch(before, action, after)`` after ``on_move`` (e.g. :class:`c8env.agents.best_response.GreedyBestResponse`,
+    which reads the other seats' moves)."""
+    watchers = list({id(agent): agent for agent in agents if getattr(agent, "watching", False)}.values())
+    if not watchers:
+        return play_hand(state, choose, max_steps, on_move)
+    before: list[State] = []
+
+    def choosing(position: State) -> int:
+        before[:] = [position.copy()]
+        return choose(position)
+
+    def moved(after: State, seat: int, action: int) -> None:
+        if on_move is not None:
+            on_move(after, seat, action)
+        for watcher in watchers:
+            watcher.watch(before[0], action, after)
+
+    return play_hand(state, choosing, max_steps, moved)
 
 
 def hand_rewards(state: State, reward: str) -> list[float]:
@@ -188,4 +211,5 @@ class Episode:
 
 
 __all__ = ["DEFAULT_MAX_STEPS", "EPISODES", "Episode", "MAX_HAND_STEPS", "POLICY_ROLLOUT_STEPS", "REWARDS",
-           "V0_MAX_STEPS", "check_episode_args", "hand_rewards", "play_hand", "read_state"]
+           "V0_MAX_STEPS", "check_episode_args", "hand_rewards", "play_hand", "play_watched",
+           "read_state"]

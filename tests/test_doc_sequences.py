@@ -76,9 +76,7 @@ SEQUENCES = {
         ("docs/exploitability.md", "c8env eval c8env.tools.planted:exploit_complacent c8env.tools.planted:complacent "
                                    "--deals 2500 --seed 59"),
         ("docs/exploitability.md", "c8env eval iter6-standard-2p greedy --deals 2500 --seed 592"),
-        ("docs/exploitability.md", "python -m training.research.information --players 2 --spec "
-                                   "expert:policy=iter6-standard-2p,rollouts=rollout6-standard-2p,simulations=400,top=4 "
-                                   "--deals 2500 --seed 5903 --workers 2"),
+        ("docs/agents.md", "c8env eval c8env.agents.best_response:versus_greedy greedy --deals 100"),
         ("docs/exploitability.md", "c8env leaderboard docs/leaderboard/results docs/leaderboard/exploit --out "
                                    "docs/leaderboard --update README.md --top 5"),
     ]),

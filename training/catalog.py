@@ -27,7 +27,7 @@ from c8env import agents
 from c8env.agents.catalog import CATALOG_FILE, OPPONENTS, Entry, Figures, WinRate, cards, catalog, load_catalog
 from c8env.engine import State
 from c8env.rules import load_rules
-from c8env.tools.results import EXPLOIT_FORMAT, check_exploit_results
+from c8env.tools.results import EXPLOIT_FORMAT, best_exploiter, check_exploit_results
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS_PAGE = ROOT / "docs" / "agents.md"
@@ -73,12 +73,15 @@ def figures_of(entry: Entry, results: Path = RESULTS, exploit: Path = EXPLOIT) -
             continue
         cells = {c["opponent"]: c for c in data["cells"] if c["players"] == players and c["rules"] == rules}
         best_response = gain = source = None
+        by = "learner"
         if exploited is not None and (exploited[1]["players"], exploited[1]["rules"]) == (players, rules):
-            best_response, gain = _rate("best response", exploited[1]["final"]), float(exploited[1]["gain"])
+            by, best = best_exploiter(exploited[1])
+            best_response = _rate("best response", best)
+            gain = round(best["win_rate"] - exploited[1]["start"]["win_rate"], 4)
             source = _where(exploited[0])
         out.append(Figures(rules, players, _where(path),
                            f"{data['env_id']}, c8env {data['c8env_version']}, seed {data['seed']}",
-                           {o: _rate(o, cells[o]) for o in OPPONENTS if o in cells}, best_response, source, gain))
+                           {o: _rate(o, cells[o]) for o in OPPONENTS if o in cells}, best_response, source, gain, by))
     return tuple(out)
 
 

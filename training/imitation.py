@@ -37,14 +37,14 @@ from tqdm import tqdm
 from c8env.actions import DECLARE_ACTIONS, NUM_ACTIONS
 from c8env.agents import load
 from c8env.engine import State
-from c8env.episode import hand_rewards
+from c8env.episode import hand_rewards, play_watched
 from c8env.observation import OBS_SIZE, StateObservation, fewest_cards
 from c8env.rules import RuleSet, load_rules
 from c8env.seeding import derive_seed
 from training.config import TrainConfig
 from training.oracle import OracleSearch
 from training.pool import OpponentPool
-from training.research.expert import ResearchExpert, load_research, play_watched
+from training.research.expert import ResearchExpert, load_research
 from training.symmetry import suit_permutations
 
 _CHUNK = 20_000  # demonstrations per chunk: each chunk has its own seed, so any worker count records the same

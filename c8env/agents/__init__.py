@@ -40,15 +40,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from c8env.agents import catalog
+from c8env.agents.best_response import GreedyBestResponse
 from c8env.agents.expert import ExpertAgent
 from c8env.agents.greedy import GreedyAgent
-from c8env.agents.policy import PolicyAgent
+from c8env.agents.policy import POLICY_DIR, PolicyAgent
 from c8env.agents.random_agent import RandomAgent
 from c8env.engine import State, check_num_players, check_seed
 from c8env.observation import StateObservation, sealed_observation
 from c8env.rules import RuleSet, load_rules
 
-POLICY_DIR = Path(__file__).parent / "policies"
 BUILTIN = ("random", "greedy", "expert")
 #: What an agent-spec option is (:class:`Option`): what a server checks before it builds the agent.
 OPTION_KINDS = ("policy", "budget", "setting")
@@ -137,7 +137,7 @@ def batch_mode(agent: Agent) -> str | None:
 
 #: c8env's own agents (exact types, not subclasses): they read the public facts of the state behind a
 #: :class:`~c8env.observation.StateObservation` instead of decoding the vector.
-_OWN_TYPES = (RandomAgent, GreedyAgent, ExpertAgent, PolicyAgent)
+_OWN_TYPES = (RandomAgent, GreedyAgent, ExpertAgent, PolicyAgent, GreedyBestResponse)
 _IMPORT_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 

@@ -54,17 +54,19 @@ class WinRate:
                 "cut_off": self.cut_off}
 
 
-def gain_text(gain: float, win_rate: float) -> str:
+def gain_text(gain: float, win_rate: float, by: str = "learner") -> str:
     """An exploited figure in words: the best response's gain over its start in points of win rate, and its final
-    win rate (``+4.1 (67.4%)``)."""
-    return f"{100 * gain:+.1f} ({win_rate:.1%})"
+    win rate (``+4.1 (67.4%)``); where the best response was not the trained learner, which it was
+    (``+5.4 (70.1%, search response)``)."""
+    return f"{100 * gain:+.1f} ({win_rate:.1%}" + ("" if by == "learner" else f", {by}") + ")"
 
 
 @dataclass(frozen=True)
 class Figures:
     """An agent's figures in one setting: its win rates against :data:`OPPONENTS` (the benchmark's cells) and, where
-    measured, the final win rate of a best response trained against it (``exploited``) and its gain over its start
-    (``exploit_gain``), each with the file it came from."""
+    measured, the final win rate of the best response to it (``exploited``: the trained learner, or a search response
+    where it won more, ``exploited_by``) and its gain over its start (``exploit_gain``), each with the file it came
+    from."""
 
     rules: str
     players: int
@@ -74,6 +76,7 @@ class Figures:
     exploited: WinRate | None = None
     exploited_source: str | None = None
     exploit_gain: float | None = None
+    exploited_by: str = "learner"
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Figures:
@@ -82,14 +85,16 @@ class Figures:
                    {k: WinRate.from_dict(k, v) for k, v in data["against"].items()},
                    None if exploited is None else WinRate.from_dict("best response", exploited),
                    None if exploited is None else str(exploited["source"]),
-                   None if exploited is None else float(exploited["gain"]))
+                   None if exploited is None else float(exploited["gain"]),
+                   "learner" if exploited is None else str(exploited.get("by", "learner")))
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"rules": self.rules, "players": self.players, "source": self.source,
                                 "measured_on": self.measured_on,
                                 "against": {k: v.to_dict() for k, v in self.against.items()}}
         if self.exploited is not None:
-            data["exploited"] = {"gain": self.exploit_gain, **self.exploited.to_dict(), "source": self.exploited_source}
+            data["exploited"] = {"gain": self.exploit_gain, **self.exploited.to_dict(), "source": self.exploited_source,
+                                 "by": self.exploited_by}
         return data
 
 
@@ -254,7 +259,7 @@ def _exploited(entry: Entry, figures: Figures | None) -> str:
         return "no batched form (a search)"
     if figures is None or figures.exploited is None:
         return ""
-    return gain_text(figures.exploit_gain, figures.exploited.win_rate)
+    return gain_text(figures.exploit_gain, figures.exploited.win_rate, figures.exploited_by)
 
 
 def _ms(entry: Entry) -> str:
@@ -322,7 +327,8 @@ def cards() -> str:
     out += ["", f"Figures: each agent in one seat against {', '.join(OPPONENTS)} in every other, on the standard "
             "benchmark's duplicate deals (95% Wilson intervals); *exploited*: the gain in win rate of a best response "
             "warm-started from a network and trained against the agent, over its start, and the exploiter's final win "
-            "rate ([Exploitability](exploitability.md)); *cut off*: hands stopped at the hand cap.", ""]
+            "rate, or a search response's where it won more, marked ([Exploitability](exploitability.md)); *cut "
+            "off*: hands stopped at the hand cap.", ""]
     for item in cat.entries.values():
         made_for = ("every setting" if item.players is None else
                     f"{item.rules}, {' or '.join(str(p) for p in item.players)} players")

@@ -255,10 +255,14 @@ class ExpertAgent:
         if self._kernel is None:
             from c8env.agents.search_compiled import CompiledSearch
 
-            rolling = self.rollout_policy
-            network = None if rolling is None else (rolling.layers, rolling.meta["activation"])
-            self._kernel = CompiledSearch(self.rules, self.num_players, self.reward, network)
+            self._kernel = CompiledSearch(self.rules, self.num_players, self.reward, self.rollout_network())
         return self._kernel
+
+    def rollout_network(self) -> tuple[Any, str] | None:
+        """The layers and activation name of :attr:`rollout_policy` for the compiled kernels (None: greedy plays the
+        rollouts)."""
+        rolling = self.rollout_policy
+        return None if rolling is None else (rolling.layers, rolling.meta["activation"])
 
     def _compiled_search(self, public: State, unseen: list[int], sizes: list[int], requirements: dict,
                          candidates: list[int], totals: np.ndarray, deadline: float | None) -> float:

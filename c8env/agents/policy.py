@@ -48,6 +48,10 @@ _ENDGAME = "endgame_"  # the prefix of the endgame network's arrays
 Layers = list[tuple[np.ndarray, np.ndarray]]
 
 
+#: Where the shipped policy files live (``NAME.npz``).
+POLICY_DIR = Path(__file__).parent / "policies"
+
+
 def save_policy(path: str | Path, layers: Layers, activation: str, num_players: int, rules: dict[str, Any],
                 description: str = "", compress: bool = False, endgame: tuple[Layers, int] | None = None) -> Path:
     """Write a policy file from ``(weight, bias)`` pairs (weights ``(out, in)``; the first layer's ``in`` is

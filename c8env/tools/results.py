@@ -53,6 +53,15 @@ def check_exploit_results(data: Any, path: Path | str) -> dict[str, Any]:
     return {**data, "path": str(path)}
 
 
+def best_exploiter(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The exploiter of an exploit run that won the most of the fresh hands: ``("learner", its figures)``, or
+    ``("search response", its figures)`` where the run has a search response (``search_response``) that won more."""
+    search = results.get("search_response")
+    if search is not None and search["win_rate"] > results["final"]["win_rate"]:
+        return "search response", search
+    return "learner", results["final"]
+
+
 def setting(results: dict[str, Any]) -> dict[str, Any]:
     """What makes exploit figures comparable: players, rules, budget, seed, learner and format."""
     return {key: results[key] for key in ("players", "ruleset", "budget", "seed", "hyperparameters", "max_hand_steps")}
@@ -86,5 +95,5 @@ def check_one_file_per_agent(results: list[dict[str, Any]], kind: str) -> None:
         raise ValueError(f"agent(s) {twice} appear in more than one {kind} file; keep one file per agent")
 
 
-__all__ = ["EXPLOIT_FORMAT", "EXPLOIT_VERSION", "RESULTS_FORMAT", "RESULTS_VERSION", "check_exploit_results",
+__all__ = ["EXPLOIT_FORMAT", "EXPLOIT_VERSION", "RESULTS_FORMAT", "RESULTS_VERSION", "best_exploiter", "check_exploit_results",
            "check_exploit_set", "check_one_file_per_agent", "describe_setting", "is_summary", "setting"]

@@ -14,8 +14,8 @@ kept beside the product's :class:`c8env.agents.expert.ExpertAgent` (training/res
 - ``explain_hand=TRIES`` (compiled search only): each sample explains every move of the other seats that
   :meth:`ResearchExpert.watch` showed it, as a greedy player's, each hand rebuilt backward through his plays and
   draws (up to TRIES deals per seat, then as many swaps of one card:
-  :meth:`training.research.search_kernels.ResearchSearch.observe_hand`). A harness shows it every move:
-  :func:`play_watched`.
+  :mod:`c8env.agents.search_explained`, as the product's local best response to greedy,
+  :mod:`c8env.agents.best_response`, does). A harness shows it every move: :func:`c8env.episode.play_watched`.
 
 The recordings' hooks are here too: :meth:`ResearchExpert.moved` and :meth:`ResearchExpert.unasked`, for a seat
 whose moves another agent makes (``pretrain_behaviour``, ``pretrain_endgame_only``).
@@ -23,7 +23,7 @@ whose moves another agent makes (``pretrain_behaviour``, ``pretrain_endgame_only
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +31,8 @@ import numpy as np
 
 from c8env.actions import ANNOUNCE
 from c8env.agents import OPTIONS, Agent, ExpertAgent, Option, PolicyAgent, load, shipped_policies
-from c8env.cards import RANK_MASKS, RANKS, SUIT_MASKS, SUITS
+from c8env.agents.best_response import HandMoves, last_draw_requirements
 from c8env.engine import ANY_SUIT, State
-from c8env.episode import MAX_HAND_STEPS, play_hand
 from c8env.observation import check_observation
 from c8env.rules import RuleSet, load_rules
 
@@ -103,8 +102,7 @@ class ResearchExpert(ExpertAgent):
         self.draws = draws
         self.last_draws = last_draws
         self.explain_hand = explain_hand
-        self._watched: list[tuple[State, int, int, int]] = []  # the hand's moves shown by watch (see there)
-        self._hand: tuple[int, int] | None = None  # the hand they belong to: (its deal's entropy, hands played)
+        self.hand_moves = HandMoves()  # the hand's moves shown by watch
         self._observed: tuple[State, int, int] | None = None  # the opponent's last move to weigh (see _infer)
         self._before: State | None = None  # the position after the last move remembered (2 players)
         self._position: State | None = None  # the position of the last move chosen and remembered (2 players)
@@ -133,24 +131,14 @@ class ResearchExpert(ExpertAgent):
     @property
     def watching(self) -> bool:
         """Whether it reads the other seats' moves (``explain_hand``): harnesses then show it each one (:meth:`watch`,
-        :func:`play_watched`)."""
+        :func:`c8env.episode.play_watched`)."""
         return self.explain_hand > 0
 
     def watch(self, before: State, action: int, after: State) -> None:
-        """A move of the hand: the player to act in ``before`` made ``action``, leading to ``after``. With
-        ``explain_hand`` it keeps a copy of ``before`` (of which the search reads the public facts: the mover's hand
-        is rebuilt for each sample), the move and the cards it drew; moves of an earlier hand are forgotten."""
-        if not self.explain_hand:
-            return
-        self._start_hand(before)
-        mover = before.current_player
-        self._watched.append((before.copy(), mover, action, max(0, after.sizes[mover] - before.sizes[mover])))
-
-    def _start_hand(self, state: State) -> None:
-        """Forget the moves watched if ``state`` is of another hand than theirs."""
-        hand = (state.generator_key[0], state.hands_played)
-        if hand != self._hand:
-            self._watched, self._hand = [], hand
+        """A move of the hand: the player to act in ``before`` made ``action``, leading to ``after``; kept with
+        ``explain_hand`` (:class:`c8env.agents.best_response.HandMoves`)."""
+        if self.explain_hand:
+            self.hand_moves.watch(before, action, after)
 
     def _explain_hand(self, observation: Any) -> None:
         """Give the compiled search the other seats' moves watched in this hand, in its numbering."""
@@ -158,11 +146,7 @@ class ResearchExpert(ExpertAgent):
         if not isinstance(state, State):
             raise ValueError("expert explain_hand reads the moves that watch() shows it and needs the StateObservation "
                              "of c8env's harnesses (play_watched, the recordings), not a plain observation dict")
-        self._start_hand(state)
-        seat, n = observation.seat, self.num_players
-        moves = [(position, (mover - seat) % n, action, drawn)
-                 for position, mover, action, drawn in self._watched if mover != seat]
-        self.compiled_kernel().observe_hand(moves, self.explain_hand)
+        self.compiled_kernel().observe_hand(self.hand_moves.seen_by(state, observation.seat), self.explain_hand)
 
     # ----- the search -------------------------------------------------------------------------------
     def compiled_kernel(self) -> Any:
@@ -171,13 +155,11 @@ class ResearchExpert(ExpertAgent):
         if self._kernel is None:
             from training.research.search_kernels import ResearchSearch
 
-            rolling = self.rollout_policy
-            network = None if rolling is None else (rolling.layers, rolling.meta["activation"])
             model = self.belief
             if isinstance(model, PolicyAgent):
                 model = (model.layers, model.meta["activation"])
-            self._kernel = ResearchSearch(self.rules, self.num_players, self.reward, network, model, GREEDY_EPSILON,
-                                          self.draws)
+            self._kernel = ResearchSearch(self.rules, self.num_players, self.reward, self.rollout_network(), model,
+                                          GREEDY_EPSILON, self.draws)
         return self._kernel
 
     def _compiled_search(self, public: State, unseen: list[int], sizes: list[int], requirements: dict,
@@ -211,40 +193,9 @@ class ResearchExpert(ExpertAgent):
 
     def _requirements(self, data: dict, sizes: list[int]) -> dict[int, list[tuple[int, int]]]:
         """The product's constraints; with ``last_draws`` each opponent's last voluntary draw adds one before his
-        voids (his last constraint)."""
+        voids (his last: :func:`c8env.agents.best_response.last_draw_requirements`)."""
         out = super()._requirements(data, sizes)
-        if not self.last_draws:
-            return out
-        for seat, rules in out.items():
-            record = data["last_draws"][seat]
-            if record is not None:
-                fitted = sum(SUIT_MASKS[SUITS.index(suit)] for suit in record["suits"])
-                fitted |= sum(RANK_MASKS[RANKS.index(rank)] for rank in record["ranks"])
-                void = rules[-1][0]
-                rules.insert(len(rules) - 1, (fitted | void, min(record["held"], sizes[seat - 1])))
-        return out
-
-
-def play_watched(state: State, choose: Callable[[State], int], agents: Sequence[object],
-                 max_steps: int = MAX_HAND_STEPS, on_move: Callable[[State, int, int], None] | None = None) -> int:
-    """:func:`c8env.episode.play_hand`, each of ``agents`` that is ``watching`` (once each) shown every move through
-    its ``watch(before, action, after)`` after ``on_move``."""
-    watchers = list({id(agent): agent for agent in agents if getattr(agent, "watching", False)}.values())
-    if not watchers:
-        return play_hand(state, choose, max_steps, on_move)
-    before: list[State] = []
-
-    def choosing(position: State) -> int:
-        before[:] = [position.copy()]
-        return choose(position)
-
-    def moved(after: State, seat: int, action: int) -> None:
-        if on_move is not None:
-            on_move(after, seat, action)
-        for watcher in watchers:
-            watcher.watch(before[0], action, after)
-
-    return play_hand(state, choosing, max_steps, moved)
+        return last_draw_requirements(out, data, sizes) if self.last_draws else out
 
 
 def _research_options(items: list[str], spec: str, rules: RuleSet, num_players: int,
@@ -300,4 +251,4 @@ def load_research(spec: str | Path | Agent | Callable[..., Agent], rules: str | 
     return ResearchExpert.of(expert, **options)
 
 
-__all__ = ["EXPERT_OPTIONS", "GREEDY_EPSILON", "ResearchExpert", "load_research", "play_watched"]
+__all__ = ["EXPERT_OPTIONS", "GREEDY_EPSILON", "ResearchExpert", "load_research"]

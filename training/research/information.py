@@ -37,14 +37,14 @@ from c8env.agents.decision_view import view_from_state
 from c8env.agents.greedy import greedy_action
 from c8env.cards import ALL_CARDS_MASK, NUM_CARDS, NUM_RANKS, SUIT_MASKS, iter_bits
 from c8env.engine import Phase, State
-from c8env.episode import MAX_HAND_STEPS
+from c8env.episode import MAX_HAND_STEPS, play_watched
 from c8env.observation import StateObservation
 from c8env.seeding import derive_seed
 from c8env.tools.argcheck import Parser, int_at_least, int_between
 from c8env.tools.evaluation.deals import agent_seed
 from c8env.tools.evaluation.stats import wilson_interval
 from training.oracle import pin_hands
-from training.research.expert import ResearchExpert, load_research, play_watched
+from training.research.expert import ResearchExpert, load_research
 
 #: ``--shown``: the opponents whose hands the search is told, as seats after the searcher's (None: all of them).
 SHOWN = {"none": (), "next": (1,), "previous": (-1,), "all": None}

@@ -23,21 +23,25 @@ from c8env.agents import batched
 from c8env.agents.search_compiled import (
     PUBLIC,
     ROLLOUT,
-    ROWS,
     WORLD,
-    CompiledSearch,
     Hidden,
     Network,
     Work,
     copy_game,
     deal_hidden,
-    generator_words,
     last_hidden,
     load_state,
     network,
     network_logit,
     sample_rollouts,
-    set_generator_words,
+)
+from c8env.agents.search_explained import (
+    DRAWN,
+    HISTORY,
+    MAX_EVENTS,
+    ExplainedSearch,
+    explained_world,
+    load_history,
 )
 from c8env.engine import State
 from c8env.rules import RuleSet
@@ -45,13 +49,11 @@ from c8env.vector import kernels, rng
 from c8env.vector.jit import jit
 from c8env.vector.kernels import Games, Scratch, Table
 
-#: The rows past the product search's: the position the opponent's weighed move was made in, a deal being
-#: weighed, then the positions of the observed moves (:class:`History`).
-BEFORE, DRAWN, HISTORY = ROWS, ROWS + 1, ROWS + 2
+#: The row past the explained search's (:mod:`c8env.agents.search_explained`: a deal being weighed or tried, then the
+#: positions of the observed moves, :class:`History`): the position the opponent's weighed move was made in.
+BEFORE = HISTORY + MAX_EVENTS
 #: Observed moves a :class:`History` since each opponent's last draw holds at most (the latest are kept).
 MAX_HISTORY = 48
-#: Observed moves a whole hand's :class:`History` holds at most (the latest are kept).
-MAX_EVENTS = 400
 _UNIT = 1 << 30  # resolution of the uniform draws that keep one of a sample's deals
 
 
@@ -180,110 +182,6 @@ def consistent_world(g: Games, t: Table, h: Hidden, history: History, gen: np.nd
 
 
 @jit
-def _set_hand(g: Games, b: int, seat: int, cards: int) -> None:
-    g.held[b, seat], g.twice[b, seat], g.sizes[b, seat] = cards, 0, batched.popcount(cards)
-
-
-@jit
-def _random_card(cards: int, gen: np.ndarray) -> int:
-    """One of ``cards`` (a non-empty set) drawn uniformly."""
-    for _ in range(rng.below(gen, batched.popcount(cards))):
-        cards &= cards - 1
-    return kernels.lowest_card(cards)
-
-
-@jit
-def explained_moves(g: Games, world: int, seat: int, t: Table, history: History, gen: np.ndarray, w: Work) -> int:
-    """Walk ``seat``'s moves of a whole-hand ``history`` backward from his hand in row ``world``: before a card he
-    played he also held it; before a draw of k cards he held his hand less k of them, every card that then fitted
-    among them (else greedy would not have drawn), the others drawn uniformly. How many of his moves, latest first,
-    greedy makes with the hands so rebuilt before the first he does not (all of them: the deal explains his play)."""
-    hand = g.held[world, seat]
-    explained = 0
-    for i in range(history.count - 1, -1, -1):
-        if history.seats[i] != seat:
-            continue
-        action, row, actor, k = history.actions[i], HISTORY + i, history.actors[i], history.drawn[i]
-        if action < DECLARE_BASE:
-            hand |= np.int64(1) << action
-        if k > 0:
-            _set_hand(g, row, actor, hand)
-            kernels.legal_mask(g, row, t, w.mask)
-            fitting, rest = 0, hand
-            while rest:
-                card = kernels.lowest_card(rest)
-                rest &= rest - 1
-                if w.mask[card]:
-                    fitting |= np.int64(1) << card
-            must = batched.popcount(fitting)
-            if must > k or batched.popcount(hand) < k:
-                return explained
-            hand &= ~fitting
-            for _ in range(k - must):
-                hand &= ~(np.int64(1) << _random_card(hand, gen))
-        _set_hand(g, row, actor, hand)
-        kernels.legal_mask(g, row, t, w.mask)
-        if batched.greedy_action(g, row, t, w.mask) != action:
-            return explained
-        explained += 1
-    return explained
-
-
-@jit
-def explained_world(g: Games, t: Table, h: Hidden, history: History, gen: np.ndarray, w: Work) -> None:
-    """Deal the hidden cards into row ``WORLD`` seat by seat so that greedy would have made every move of each
-    seat in a whole-hand ``history`` (:func:`explained_moves`), each seat's hand given those before: the first of up
-    to ``history.tries`` deals that explains all his moves; failing that, from the deal that explains the most of
-    his latest, up to ``history.tries`` swaps of one of his cards for another he may hold (kept when they explain
-    no fewer of his moves) until his hand explains them all."""
-    n = h.sizes.shape[0]
-    saved = history.saved
-    unseen = 0
-    for i in range(h.num_unseen):
-        unseen |= np.int64(1) << h.unseen[i]
-    for seat in range(n):
-        saved[3 * seat], saved[3 * seat + 1], saved[3 * seat + 2] = h.forbidden[seat, 0], h.counts[seat, 0], h.num_rules[seat]
-    for seat in range(1, n):
-        moves = 0
-        for i in range(history.count):
-            moves += history.seats[i] == seat
-        if moves == 0:
-            continue
-        always = 0  # cards he cannot hold: those of a constraint on his whole hand
-        for k in range(h.num_rules[seat]):
-            if h.counts[seat, k] >= h.sizes[seat]:
-                always |= h.forbidden[seat, k]
-        best, hand = -1, 0
-        for _ in range(history.tries):
-            copy_game(g, PUBLIC, DRAWN)
-            deal_hidden(g, DRAWN, h, gen, w)
-            explained = explained_moves(g, DRAWN, seat, t, history, gen, w)
-            if explained > best:
-                best, hand = explained, g.held[DRAWN, seat]
-            if best == moves:
-                break
-        if best < moves:
-            free = unseen & ~always
-            for other in range(1, seat):
-                free &= ~g.held[DRAWN, other]  # the hands pinned before his
-            for _ in range(history.tries):
-                if hand == 0 or (free & ~hand) == 0:
-                    break
-                swapped = hand & ~(np.int64(1) << _random_card(hand, gen)) | np.int64(1) << _random_card(free & ~hand, gen)
-                _set_hand(g, DRAWN, seat, swapped)
-                explained = explained_moves(g, DRAWN, seat, t, history, gen, w)
-                if explained >= best:
-                    best, hand = explained, swapped
-                    if best == moves:
-                        break
-        h.num_rules[seat], h.forbidden[seat, 0], h.counts[seat, 0] = 1, ~hand, h.sizes[seat]
-    copy_game(g, PUBLIC, WORLD)
-    deal_hidden(g, WORLD, h, gen, w)
-    for seat in range(n):
-        h.forbidden[seat, 0], h.counts[seat, 0], h.num_rules[seat] = saved[3 * seat], saved[3 * seat + 1], saved[3 * seat + 2]
-
-
-@jit
 def research_search(g: Games, t: Table, h: Hidden, candidates: np.ndarray, first: int, last: int, gen: np.ndarray,
                     totals: np.ndarray, mass: np.ndarray, net: Network, belief: Belief, history: History, w: Work,
                     s: Scratch) -> None:
@@ -316,8 +214,8 @@ def research_search(g: Games, t: Table, h: Hidden, candidates: np.ndarray, first
         sample_rollouts(g, world, t, candidates, weight, totals, net, w, s)
 
 
-class ResearchSearch(CompiledSearch):
-    """:class:`~c8env.agents.search_compiled.CompiledSearch` with the research options: with ``belief_model``
+class ResearchSearch(ExplainedSearch):
+    """:class:`~c8env.agents.search_explained.ExplainedSearch` with the research options: with ``belief_model``
     (``"greedy"`` or a network's layers and activation) the samples are weighted by the opponent's observed move
     (:meth:`weigh`), each the one kept of ``draws`` deals (:class:`Belief`); :meth:`observe` and :meth:`observe_hand`
     make them explain the moves seen (:class:`History`)."""
@@ -331,7 +229,7 @@ class ResearchSearch(CompiledSearch):
         model = network(*(((), "tanh") if greedy else belief_model))
         self.belief = Belief(-1, -1, greedy, float(epsilon), model, draws)
         self.belief_model = belief_model
-        self.games = kernels.new_games(HISTORY + MAX_EVENTS, num_players)
+        self.games = kernels.new_games(BEFORE + 1, num_players)
         self.history = History(0, *(np.zeros(MAX_EVENTS, dtype=np.int64) for _ in range(5)), 0, False,
                                np.zeros(3 * num_players, dtype=np.int64))
         self._weighed = self.belief
@@ -352,36 +250,13 @@ class ResearchSearch(CompiledSearch):
         """Make the next runs' samples explain ``moves`` (:class:`History`; the latest :data:`MAX_HISTORY` of them):
         each the position a greedy opponent moved in, his seat in the search's numbering, his move and the cards he
         has played since (that move's included); each sample the first of up to ``tries`` deals that does."""
-        self._load_history(list(moves)[-MAX_HISTORY:], tries, whole=False)
+        history = load_history(self.games, HISTORY, list(moves)[-MAX_HISTORY:], tries,
+                               self.history._replace(whole=False))
+        self.history = history._replace(extras=history.drawn, drawn=np.zeros(MAX_EVENTS, dtype=np.int64))
 
     def observe_hand(self, moves: Sequence[tuple[State, int, int, int]], tries: int) -> None:
-        """Make the next runs' samples explain every move of ``moves`` (:func:`explained_world`; the latest
-        :data:`MAX_EVENTS` of them): the greedy opponents' moves of the hand in order, each the position he moved in,
-        his seat in the search's numbering, his move and the cards it drew; each seat's hand the first of up to
-        ``tries`` deals that does, else a local search from the best."""
-        if tries < 1:
-            raise ValueError(f"CompiledSearch.observe_hand: tries must be at least 1, got {tries}")
-        self._load_history(list(moves)[-MAX_EVENTS:], tries, whole=True)
-
-    def _load_history(self, moves: list[tuple[State, int, int, int]], tries: int, whole: bool) -> None:
-        """:attr:`history` of ``moves``, their last entry the cards drawn (``whole``) or played since."""
-        seats, actors, actions, extras, drawn = (np.zeros(MAX_EVENTS, dtype=np.int64) for _ in range(5))
-        for i, (position, seat, action, cards) in enumerate(moves):
-            load_state(self.games, HISTORY + i, position)
-            seats[i], actors[i], actions[i] = seat, position.current_player, action
-            (drawn if whole else extras)[i] = cards
-        self.history = History(len(moves), seats, actors, actions, extras, drawn, tries, whole, self.history.saved)
-
-    def explained(self, world: State, seat: int, generator: np.random.Generator) -> int:
-        """How many of ``seat``'s moves (:meth:`observe_hand`; the search's numbering), latest first, greedy makes with
-        his hand in ``world`` (the observer at seat 0) rebuilt backward through his plays and draws, before the
-        first he does not (:func:`explained_moves`; which cards he drew is drawn from ``generator``)."""
-        load_state(self.games, WORLD, world)
-        gen = generator_words(generator)
-        with np.errstate(over="ignore"):
-            count = explained_moves(self.games, WORLD, seat, self.table, self.history, gen, self.work)
-        set_generator_words(generator, gen)
-        return int(count)
+        self.history = self.history._replace(whole=True)
+        super().observe_hand(moves, tries)
 
     def unexplained(self, world: State) -> int:
         """How many of the observed moves (:meth:`observe`) greedy would not have made with ``world``'s hands (the
@@ -395,6 +270,5 @@ class ResearchSearch(CompiledSearch):
                         self._weighed, self.history, self.work, self.scratch)
 
 
-__all__ = ["BEFORE", "DRAWN", "HISTORY", "MAX_EVENTS", "MAX_HISTORY", "Belief", "History", "ResearchSearch",
-           "belief_weight", "consistent_world", "drawn_world", "explained_moves", "explained_world",
-           "policy_probability", "research_search", "unexplained"]
+__all__ = ["BEFORE", "MAX_HISTORY", "Belief", "History", "ResearchSearch", "belief_weight", "consistent_world",
+           "drawn_world", "policy_probability", "research_search", "unexplained"]

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from c8env.actions import NUM_ACTIONS, action_text
-from c8env.agents import Agent, batch_mode, load, observation_for, shipped_policies
+from c8env.agents import Agent, batch_mode, is_own, load, observation_for, shipped_policies
 from c8env.agents.batched import EXTERNAL, GREEDY, RandomAgents, autoplay
 from c8env.engine import State
-from c8env.episode import MAX_HAND_STEPS, play_hand
+from c8env.episode import MAX_HAND_STEPS, play_watched
 from c8env.rules import RuleSet
 from c8env.seeding import derive_seed
 from c8env.vector import VectorGames, derive_seeds
@@ -76,7 +76,8 @@ def as_action(action: object) -> object:
 def play_deal(agents: Sequence[Agent], names: Sequence[str], rules: RuleSet, num_players: int, deal_seed: int,
               seats: Sequence[int], max_steps: int = MAX_HAND_STEPS) -> tuple[State, int]:
     """Play one hand from a seeded deal; ``seats[seat]`` is the index into ``agents``, each shown what
-    :func:`c8env.agents.observation_for` gives it. Returns the final state and the number of steps. An illegal
+    :func:`c8env.agents.observation_for` gives it, and one of c8env's own agents that is ``watching`` every move
+    (:func:`c8env.episode.play_watched`: the states, which another agent is never shown). Returns the final state and the number of steps. An illegal
     move raises :class:`IllegalMove` (with the lineup ``index``), an agent that raises :class:`AgentError`,
     each naming the agent."""
 
@@ -98,7 +99,7 @@ def play_deal(agents: Sequence[Agent], names: Sequence[str], rules: RuleSet, num
         return action  # type: ignore[return-value]
 
     state = State.new(num_players, rules, seed=deal_seed)
-    return state, play_hand(state, choose, max_steps)
+    return state, play_watched(state, choose, [agent for agent in agents if is_own(agent)], max_steps)
 
 
 def play_deals(entries: Sequence[object], names: Sequence[str], rules: RuleSet, num_players: int, seed: int,

@@ -9,8 +9,8 @@ cells of win rate / fair share (1.00: as good as an even share).
 Exploit results files (``c8env exploit AGENT --out DIR``, format
 :data:`~c8env.tools.results.EXPLOIT_FORMAT`) may be given among the files: each adds its agent's
 *exploited* figure (the gain in win rate of a best response warm-started from a network and trained
-against it, over its start, and its final win rate) as a column, blank for agents without one; the
-score and the ranking do not change.
+against it, over its start, and its final win rate; a search response's where it won more, marked) as a
+column, blank for agents without one; the score and the ranking do not change.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from c8env.tools.results import (
     EXPLOIT_FORMAT,
     RESULTS_FORMAT,
     RESULTS_VERSION,
+    best_exploiter,
     check_exploit_results,
     check_exploit_set,
     check_one_file_per_agent,
@@ -135,22 +136,26 @@ def ranked(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def exploited(exploit: dict[str, Any] | None) -> dict[str, Any] | None:
-    """An agent's exploited figure from its exploit results (None without): the exploiter's gain over its start,
-    its final win rate, interval and hands, its start (win rate, interval, the network it started from) and the
-    setting."""
+    """An agent's exploited figure from its exploit results (None without): the best exploiter's
+    (:func:`c8env.tools.results.best_exploiter`: the trained one, or a search response that won more) gain over the
+    start, its win rate, interval and hands, which one it is (``by``), the start (win rate, interval, the network it
+    started from) and the setting."""
     if exploit is None:
         return None
-    final, start = exploit["final"], exploit["start"]
-    return {key: final[key] for key in ("win_rate", "ci_low", "ci_high", "hands", "fair_share")} | {
-        "gain": exploit["gain"], "start_win_rate": start["win_rate"], "start_ci_low": start["ci_low"],
-        "start_ci_high": start["ci_high"], "start_policy": start["policy"], "players": exploit["players"],
-        "rules": exploit["rules"], "steps": exploit["budget"]["steps"], "seed": exploit["seed"]}
+    by, best = best_exploiter(exploit)
+    start = exploit["start"]
+    return {key: best[key] for key in ("win_rate", "ci_low", "ci_high", "hands", "fair_share")} | {
+        "gain": round(best["win_rate"] - start["win_rate"], 4), "by": by, "start_win_rate": start["win_rate"],
+        "start_ci_low": start["ci_low"], "start_ci_high": start["ci_high"], "start_policy": start["policy"],
+        "players": exploit["players"], "rules": exploit["rules"], "steps": exploit["budget"]["steps"],
+        "seed": exploit["seed"]}
 
 
 def exploited_text(figure: dict[str, Any] | None) -> str:
-    """The exploited column's cell: the gain in points of win rate and the final win rate, ``+4.1 (67.4%)``;
-    blank without a figure."""
-    return "" if figure is None else gain_text(figure["gain"], figure["win_rate"])
+    """The exploited column's cell: the gain in points of win rate and the best exploiter's win rate, ``+4.1
+    (67.4%)``, ``+5.4 (70.1%, search response)`` where a search response won more than the trained exploiter; blank
+    without a figure."""
+    return "" if figure is None else gain_text(figure["gain"], figure["win_rate"], figure["by"])
 
 
 def role_text(agent: str) -> str:

@@ -15,6 +15,7 @@ from c8env.episode import play_hand
 from c8env.observation import StateObservation
 from c8env.rules import load_rules
 from c8env.tools.evaluation.deals import play_deals
+from tests.agents.test_best_response import redealt
 from training.research.expert import load_research
 from training.research.information import (
     InformedSearch,
@@ -184,7 +185,7 @@ def test_the_true_hands_explain_every_greedy_move_since_each_draw_and_other_deal
             kernel.observe([(position, actor, action, extra) for actor in (1, 2, 3)
                             for position, action, extra in moves[actor]], tries=1)
             assert kernel.unexplained(state) == 0
-            other = state.with_hidden_cards(*_redealt(state, generator))
+            other = state.with_hidden_cards(*redealt(state, generator))
             checked, broken = checked + 1, broken + (kernel.unexplained(other) > 0)
         action = greedy.act(StateObservation(state, state.current_player))
         track_move(moves, state, action)
@@ -196,16 +197,6 @@ def test_the_true_hands_explain_every_greedy_move_since_each_draw_and_other_deal
     assert checked > 50 and 0.1 < broken / checked < 1
 
 
-def _redealt(state: State, generator: np.random.Generator) -> tuple[dict[int, list[int]], list[int]]:
-    """Seats 1..3's hands and the stock dealt anew from their cards (the same sizes)."""
-    pool = [card for seat in (1, 2, 3) for card in state.hand(seat)] + list(state.stock)
-    pool = [pool[i] for i in generator.permutation(len(pool))]
-    hands, start = {}, 0
-    for seat in (1, 2, 3):
-        hands[seat], start = pool[start:start + state.sizes[seat]], start + state.sizes[seat]
-    return hands, pool[start:]
-
-
 def test_explained_moves_play_hands_and_the_command_says_so(capsys) -> None:
     wins, hands = play_informed(SPEC, 4, 7, range(2), "none", True, explain_tries=20)
     assert hands == 8 and 0 <= wins <= 8
@@ -213,81 +204,8 @@ def test_explained_moves_play_hands_and_the_command_says_so(capsys) -> None:
     assert "moves explained (20 tries)" in capsys.readouterr().out
 
 
-def _greedy_hand_moves(deal: int, stop: int) -> tuple[State, list[tuple[State, int, int, int]]]:
-    """Greedy plays deal ``deal`` until seat 0 is to act after at least ``stop`` moves; the state then and the other
-    seats' moves (position, seat, move, cards it drew), as :meth:`CompiledSearch.observe_hand` takes them."""
-    greedy = load("greedy", num_players=4)
-    state, moves = State.new(4, RULES, seed=deal), []
-    while not state.hand_over and not (len(moves) >= stop and state.current_player == 0):
-        seat = state.current_player
-        action = greedy.act(StateObservation(state, seat))
-        before = state.copy()
-        state.apply(action)
-        if seat:
-            moves.append((before, seat, action, max(0, state.sizes[seat] - before.sizes[seat])))
-    return state, moves
-
-
-def _explains_every_move(kernel, world: State, moves: list, generator: np.random.Generator) -> list[bool]:
-    """Per opponent seat 1..3, whether his hand in ``world`` explained all his ``moves`` (drawn cards guessed once)."""
-    return [kernel.explained(world, seat, generator) == sum(move[1] == seat for move in moves) for seat in (1, 2, 3)]
-
-
-def test_the_true_hands_explain_the_whole_hands_moves_through_the_draws_and_other_deals_seldom_do() -> None:
-    kernel = load_research(SPEC, num_players=4, seed=0).compiled_kernel()
-    generator = np.random.default_rng(0)
-    true = other = checked = 0
-    for deal in range(12):
-        state, moves = _greedy_hand_moves(deal, 25)
-        if state.hand_over:
-            continue
-        kernel.observe_hand(moves, tries=1)
-        for _ in range(10):
-            redealt = state.with_hidden_cards(*_redealt(state, generator))
-            true += sum(_explains_every_move(kernel, state, moves, generator))
-            other += sum(_explains_every_move(kernel, redealt, moves, generator))
-            checked += 3
-    assert checked >= 200 and true / checked > 0.6 and other / checked < true / checked - 0.3
-
-
-def test_whole_hand_samples_deal_every_unseen_card_once_and_explain_more_than_uniform_deals() -> None:
-    from c8env.agents.search_compiled import PUBLIC, WORLD, generator_words, load_state
-    from training.research.search_kernels import explained_world
-
-    kernel = load_research(SPEC, num_players=4, seed=0).compiled_kernel()
-    generator = np.random.default_rng(1)
-    sampled = uniform = checked = 0
-    for deal in range(6):
-        state, moves = _greedy_hand_moves(deal, 30)
-        if state.hand_over:
-            continue
-        kernel.observe_hand(moves, tries=50)
-        unseen = [card for seat in (1, 2, 3) for card in state.hand(seat)] + list(state.stock)
-        hidden = kernel.hidden(unseen, [state.sizes[seat] for seat in (1, 2, 3)], {})
-        load_state(kernel.games, PUBLIC, state)
-        words = generator_words(generator)
-        for _ in range(10):
-            explained_world(kernel.games, kernel.table, hidden, kernel.history, words, kernel.work)
-            hands = {seat: list(iter_bits(int(kernel.games.held[WORLD, seat]))) for seat in (1, 2, 3)}
-            stock = list(kernel.games.stock[WORLD, :kernel.games.stock_len[WORLD]])
-            assert [len(hands[seat]) for seat in (1, 2, 3)] == state.sizes[1:]
-            assert sorted(sum(hands.values(), []) + stock) == sorted(unseen)
-            world = state.with_hidden_cards(hands, stock)
-            redealt = state.with_hidden_cards(*_redealt(state, generator))
-            sampled += sum(_explains_every_move(kernel, world, moves, generator))
-            uniform += sum(_explains_every_move(kernel, redealt, moves, generator))
-            checked += 3
-    assert checked >= 90 and sampled / checked > 0.5 and uniform / checked < sampled / checked - 0.3
-
-
 def test_the_hands_moves_explained_play_hands_and_the_command_says_so(capsys) -> None:
     wins, hands = play_informed(SPEC, 4, 7, range(2), "none", True, hand_tries=20)
     assert hands == 8 and 0 <= wins <= 8
     main(["--spec", SPEC, "--deals", "1", "--seed", "4", "--track-draws", "--explain-hand", "20"])
     assert "the hand's moves explained (20 tries)" in capsys.readouterr().out
-
-
-def test_observe_hand_refuses_no_tries() -> None:
-    kernel = load_research(SPEC, num_players=4, seed=0).compiled_kernel()
-    with pytest.raises(ValueError, match="tries must be at least 1, got 0"):
-        kernel.observe_hand([], tries=0)
