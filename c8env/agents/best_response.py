@@ -9,7 +9,7 @@ last voluntary draw as greedy's (none of the cards he then held fitted). Greedy'
 and its play-outs: a local best response, as poker's LBR (Lisý and Bowling, 2017) is one. The harness shows it every
 move (:meth:`GreedyBestResponse.watch`): :func:`c8env.episode.play_watched`, which ``c8env eval`` uses.
 
-    c8env eval c8env.agents.best_response:versus_greedy greedy --deals 2500 --seed 5903 --workers 2
+    c8env eval c8env.agents.best_response:versus_greedy greedy --deals 100
 
 :func:`versus_greedy` is the one docs/exploitability.md measures (2 players, standard rules): ``iter6-standard-2p``
 guides it, ``rollout6-standard-2p`` plays its moves in the rollouts, :data:`SIMULATIONS` samples a decision,
