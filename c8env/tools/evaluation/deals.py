@@ -78,8 +78,8 @@ def play_deal(agents: Sequence[Agent], names: Sequence[str], rules: RuleSet, num
     """Play one hand from a seeded deal; ``seats[seat]`` is the index into ``agents``, each shown what
     :func:`c8env.agents.observation_for` gives it, and one of c8env's own agents that is ``watching`` every move
     (:func:`c8env.episode.play_watched`: the states, which another agent is never shown). Returns the final state
-    and the number of steps. An illegal move raises :class:`IllegalMove` (with the lineup ``index``), an agent that raises :class:`AgentError`,
-    each naming the agent."""
+    and the number of steps. An illegal move raises :class:`IllegalMove` (with the lineup ``index``), an agent
+    that raises :class:`AgentError`, each naming the agent."""
 
     moves = 0
 
