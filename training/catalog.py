@@ -27,7 +27,7 @@ from c8env import agents
 from c8env.agents.catalog import CATALOG_FILE, OPPONENTS, Entry, Figures, WinRate, cards, catalog, load_catalog
 from c8env.engine import State
 from c8env.rules import load_rules
-from c8env.tools.results import EXPLOIT_FORMAT, best_exploiter, check_exploit_results
+from c8env.tools.results import EXPLOIT_FORMAT, best_exploiter, check_exploit_results, gain_over_start
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS_PAGE = ROOT / "docs" / "agents.md"
@@ -77,7 +77,7 @@ def figures_of(entry: Entry, results: Path = RESULTS, exploit: Path = EXPLOIT) -
         if exploited is not None and (exploited[1]["players"], exploited[1]["rules"]) == (players, rules):
             by, best = best_exploiter(exploited[1])
             best_response = _rate("best response", best)
-            gain = round(best["win_rate"] - exploited[1]["start"]["win_rate"], 4)
+            gain = gain_over_start(exploited[1], best)
             source = _where(exploited[0])
         out.append(Figures(rules, players, _where(path),
                            f"{data['env_id']}, c8env {data['c8env_version']}, seed {data['seed']}",

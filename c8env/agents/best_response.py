@@ -127,9 +127,10 @@ def versus_greedy(rules: RuleSet | str = "standard", num_players: int = 2, seed:
     :data:`ROLLOUTS` plays its rollouts, :data:`SIMULATIONS` samples and :data:`TOP` candidates a decision,
     :data:`TRIES` deals per seat. 2 players, standard rules (its networks'); anything else raises ``ValueError``."""
     ruleset = load_rules(rules)
-    if num_players != 2 or ruleset != load_rules("standard"):
+    standard = ruleset == load_rules("standard")
+    if num_players != 2 or not standard:
         raise ValueError(f"versus_greedy plays 2 players under the standard rules (its networks'); got "
-                         f"num_players={num_players}" + ("" if ruleset == load_rules("standard") else " and other rules"))
+                         f"num_players={num_players}" + ("" if standard else " and other rules"))
     return GreedyBestResponse(ruleset, 2, tries=TRIES, simulations=SIMULATIONS, top=TOP, seed=seed,
                               policy=PolicyAgent(POLICY_DIR / f"{GUIDE}.npz"),
                               rollouts=PolicyAgent(POLICY_DIR / f"{ROLLOUTS}.npz"))

@@ -62,6 +62,12 @@ def best_exploiter(results: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return "learner", results["final"]
 
 
+def gain_over_start(results: dict[str, Any], figures: dict[str, Any]) -> float:
+    """An exploiter's gain over the run's start on the same fresh hands (``figures``: its ``final`` or its
+    ``search_response``), in win rate."""
+    return round(figures["win_rate"] - results["start"]["win_rate"], 4)
+
+
 def setting(results: dict[str, Any]) -> dict[str, Any]:
     """What makes exploit figures comparable: players, rules, budget, seed, learner and format."""
     return {key: results[key] for key in ("players", "ruleset", "budget", "seed", "hyperparameters", "max_hand_steps")}
@@ -96,4 +102,4 @@ def check_one_file_per_agent(results: list[dict[str, Any]], kind: str) -> None:
 
 
 __all__ = ["EXPLOIT_FORMAT", "EXPLOIT_VERSION", "RESULTS_FORMAT", "RESULTS_VERSION", "best_exploiter", "check_exploit_results",
-           "check_exploit_set", "check_one_file_per_agent", "describe_setting", "is_summary", "setting"]
+           "check_exploit_set", "gain_over_start", "check_one_file_per_agent", "describe_setting", "is_summary", "setting"]

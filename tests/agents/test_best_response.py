@@ -4,6 +4,8 @@ every move (:func:`c8env.episode.play_watched`), its samples explain the greedy 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
@@ -83,6 +85,16 @@ def redealt(state: State, generator: np.random.Generator) -> tuple[dict[int, lis
     return hands, pool[start:]
 
 
+def _observed_hands(kernel: ExplainedSearch, deals: int, stop: int, tries: int) -> Iterator[
+        tuple[State, list[tuple[State, int, int, int]]]]:
+    """Each unfinished hand of :func:`_greedy_hand_moves` over ``deals`` deals, its moves given to ``kernel``."""
+    for deal in range(deals):
+        state, moves = _greedy_hand_moves(deal, stop)
+        if not state.hand_over:
+            kernel.observe_hand(moves, tries=tries)
+            yield state, moves
+
+
 def _explains_every_move(kernel: ExplainedSearch, world: State, moves: list,
                          generator: np.random.Generator) -> list[bool]:
     """Per opponent seat 1..3, whether his hand in ``world`` explained all his ``moves`` (drawn cards guessed once)."""
@@ -94,11 +106,7 @@ def test_the_true_hands_explain_the_whole_hands_moves_through_the_draws_and_othe
     kernel = ExplainedSearch(RULES, 4, "win")
     generator = np.random.default_rng(0)
     true = other = checked = 0
-    for deal in range(12):
-        state, moves = _greedy_hand_moves(deal, 25)
-        if state.hand_over:
-            continue
-        kernel.observe_hand(moves, tries=1)
+    for state, moves in _observed_hands(kernel, 12, 25, tries=1):
         for _ in range(10):
             true += sum(_explains_every_move(kernel, state, moves, generator))
             other += sum(_explains_every_move(kernel, state.with_hidden_cards(*redealt(state, generator)), moves,
@@ -112,11 +120,7 @@ def test_explained_samples_deal_every_unseen_card_once_and_explain_more_than_uni
     kernel = ExplainedSearch(RULES, 4, "win")
     generator = np.random.default_rng(1)
     sampled = uniform = checked = 0
-    for deal in range(6):
-        state, moves = _greedy_hand_moves(deal, 30)
-        if state.hand_over:
-            continue
-        kernel.observe_hand(moves, tries=50)
+    for state, moves in _observed_hands(kernel, 6, 30, tries=50):
         unseen = [card for seat in (1, 2, 3) for card in state.hand(seat)] + list(state.stock)
         hidden = kernel.hidden(unseen, [state.sizes[seat] for seat in (1, 2, 3)], {})
         load_state(kernel.games, PUBLIC, state)

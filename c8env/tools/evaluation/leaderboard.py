@@ -36,6 +36,7 @@ from c8env.tools.results import (
     check_exploit_results,
     check_exploit_set,
     check_one_file_per_agent,
+    gain_over_start,
     is_summary,
 )
 from c8env.versions import LATEST
@@ -145,7 +146,7 @@ def exploited(exploit: dict[str, Any] | None) -> dict[str, Any] | None:
     by, best = best_exploiter(exploit)
     start = exploit["start"]
     return {key: best[key] for key in ("win_rate", "ci_low", "ci_high", "hands", "fair_share")} | {
-        "gain": round(best["win_rate"] - start["win_rate"], 4), "by": by, "start_win_rate": start["win_rate"],
+        "gain": gain_over_start(exploit, best), "by": by, "start_win_rate": start["win_rate"],
         "start_ci_low": start["ci_low"], "start_ci_high": start["ci_high"], "start_policy": start["policy"],
         "players": exploit["players"], "rules": exploit["rules"], "steps": exploit["budget"]["steps"],
         "seed": exploit["seed"]}
