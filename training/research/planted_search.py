@@ -21,7 +21,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from c8env.actions import DRAW
-from c8env.agents import batched
 from c8env.agents.expert import ExpertAgent
 from c8env.agents.policy import POLICY_DIR, PolicyAgent
 from c8env.agents.search_compiled import (
@@ -35,6 +34,7 @@ from c8env.agents.search_compiled import (
     copy_game,
     deal_hidden,
     network,
+    playout_move,
     policy_action,
 )
 from c8env.cards import SUITS
@@ -104,11 +104,8 @@ def rollout(g: Games, b: int, t: Table, action: int, net: Network, model: Networ
     while g.phase[b] != OVER and steps < MAX_HAND_STEPS:
         if g.current[b] != 0:
             move = model_move(g, b, t, model, rule, w.mask)
-        elif steps < POLICY_ROLLOUT_STEPS:
-            kernels.legal_mask(g, b, t, w.mask)
-            move = policy_action(g, b, t, net, w.mask, 0)
         else:
-            move = batched.greedy_move(g, b, t, w.mask)
+            move = playout_move(g, b, t, 0 if steps < POLICY_ROLLOUT_STEPS else -1, net, w.mask)
         kernels.apply(g, b, t, move, s)
         steps += 1
     if g.phase[b] != OVER:
